@@ -1,0 +1,214 @@
+"""Gradient flow of the canonical model (Sec. 4, App. F; App. G with the attention scalar).
+
+    d theta / dt = -grad L(theta),   L = g(c(theta)),   theta = (e, w) or (e, w, a).
+
+Three integrators: ``integrate`` (one initialization, scipy's solve_ivp, dense trajectory), ``integrate_batch``
+(thousands of initializations advanced together by a vectorized Dormand-Prince 5(4) scheme with a step size per
+initialization), and ``gradient_descent`` (finite steps theta <- theta - lr grad L, which do not conserve the energy:
+the drift is a first-order effect in lr).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from . import _checks
+from .canonical import _m, c_star, classify, optimal_beta, reduced_loss, sigmoid
+from .energy import energy
+
+
+def _field(y, p, q):
+    """-grad L for a state array y of shape (n, 2) or (n, 3): -g'(c) grad c (Lemma 3/7; App. G)."""
+    e, w = y[:, 0], y[:, 1]
+    a = y[:, 2] if y.shape[1] == 3 else 0.0
+    e2 = e * e
+    m = _m(w)
+    k = 1.0 + a * e2
+    c = e2 * k * m
+    gp = p / (p + q) * (sigmoid(c + optimal_beta(c, p, q)) - (1.0 - q))
+    out = np.empty_like(y)
+    out[:, 0] = -gp * (2 * e + 4 * a * e2 * e) * m
+    out[:, 1] = -gp * e2 * k * 4 * np.abs(w)
+    if y.shape[1] == 3:
+        out[:, 2] = -gp * e2 * e2 * m
+    return out
+
+
+def _stack(e0, w0, a0):
+    arrays = [_checks.finite_array("e0", e0), _checks.finite_array("w0", w0)]
+    if a0 is not None:
+        arrays.append(_checks.finite_array("a0", a0))
+    arrays = np.broadcast_arrays(*arrays)
+    return np.stack([x.astype(float).ravel() for x in arrays], axis=1), arrays[0].shape
+
+
+@dataclass
+class Trajectory:
+    """A solution of gradient flow: times t and states (e, w[, a]) with the loss and energy along it."""
+
+    t: np.ndarray
+    e: np.ndarray
+    w: np.ndarray
+    a: np.ndarray | None
+    p: float
+    q: float
+
+    @property
+    def energy(self):
+        return energy(self.e, self.w, self.a)
+
+    @property
+    def coefficient(self):
+        a = 0.0 if self.a is None else self.a
+        return self.e ** 2 * (1 + a * self.e ** 2) * _m(self.w)
+
+    @property
+    def energy_drift(self) -> float:
+        """max_t |E(theta(t)) - E(theta(0))| (zero for the exact flow, Lemma 1)."""
+        E = self.energy
+        return float(np.max(np.abs(E - E[0])))
+
+
+def integrate(e0, w0, p, q, a0=None, t_max=2e4, rtol=1e-11, atol=1e-13, method="LSODA", n_points=400):
+    """Integrate the flow from one initialization with ``scipy.integrate.solve_ivp`` (log-spaced output times)."""
+    p, q = _checks.probability("p", p), _checks.probability("q", q)
+    y0, shape = _stack(e0, w0, a0)
+    if y0.shape[0] != 1:
+        raise ValueError("integrate takes one initialization; use integrate_batch for arrays")
+    t_max = _checks.positive_real("t_max", t_max)
+    t_eval = np.concatenate([[0.0], np.geomspace(1e-3, t_max, n_points - 1)])
+    sol = solve_ivp(lambda t, y: _field(y[None, :], p, q)[0], (0.0, t_max), y0[0], method=method, t_eval=t_eval,
+                    rtol=rtol, atol=atol)
+    if not sol.success:
+        raise RuntimeError(f"solve_ivp failed: {sol.message}")
+    a = sol.y[2] if a0 is not None else None
+    return Trajectory(t=sol.t, e=sol.y[0], w=sol.y[1], a=a, p=p, q=q)
+
+
+# Dormand-Prince 5(4) tableau
+_C = np.array([0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1, 1])
+_A = [
+    [],
+    [1 / 5],
+    [3 / 40, 9 / 40],
+    [44 / 45, -56 / 15, 32 / 9],
+    [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
+    [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
+    [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84],
+]
+_B5 = np.array([35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0])
+_B4 = np.array([5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40])
+
+
+@dataclass
+class BatchResult:
+    """Final states of many flows with their classification (see ``integrate_batch``)."""
+
+    e: np.ndarray
+    w: np.ndarray
+    a: np.ndarray | None
+    t: np.ndarray  # time reached
+    converged: np.ndarray  # |grad L| fell below gtol
+    outcome: np.ndarray  # classify() of the final point; "undecided" where it is neither critical nor clear
+    energy_drift: np.ndarray
+    steps: int
+
+
+def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gtol=1e-8, max_steps=200_000,
+                    progress=False):
+    """Advance many initializations of gradient flow at once (vectorized Dormand-Prince 5(4), one step size each).
+
+    Each flow runs until |grad L| < gtol (it has reached a critical point) or t = t_max; finished flows leave the
+    active set, so the cost follows the slowest flows only. The final point is classified with
+    ``canonical.classify`` at tolerance 1e-6 (2-D), or as "global_min" / "unigram" (c -> c* / c -> 0) in 3-D.
+    """
+    p, q = _checks.probability("p", p), _checks.probability("q", q)
+    y, shape = _stack(e0, w0, a0)
+    t_max = _checks.positive_real("t_max", t_max)
+    n = y.shape[0]
+    t = np.zeros(n)
+    h = np.full(n, 1e-3)
+    done = np.zeros(n, dtype=bool)
+    converged = np.zeros(n, dtype=bool)
+    active = np.arange(n)
+    f_act = _field(y, p, q)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n, desc="flows finished", leave=False)
+    steps = 0
+    while active.size and steps < max_steps:
+        steps += 1
+        ya, ta, ha = y[active], t[active], np.minimum(h[active], t_max - t[active])
+        k = [f_act]
+        for i in range(1, 7):
+            yi = ya + ha[:, None] * sum(_A[i][j] * k[j] for j in range(i) if _A[i][j] != 0)
+            k.append(_field(yi, p, q))
+        y5 = ya + ha[:, None] * sum(_B5[j] * k[j] for j in range(7) if _B5[j] != 0)
+        err = ha[:, None] * sum((_B5[j] - _B4[j]) * k[j] for j in range(7))
+        scale = atol + rtol * np.maximum(np.abs(ya), np.abs(y5))
+        en = np.sqrt(np.mean((err / scale) ** 2, axis=1))
+        ok = en <= 1.0
+        factor = np.clip(0.9 * np.where(en > 0, en, 1e-10) ** -0.2, 0.2, 5.0)
+        h[active] = ha * factor
+        acc = active[ok]
+        y[acc] = y5[ok]
+        t[acc] = ta[ok] + ha[ok]
+        f_new = np.where(ok[:, None], k[6], f_act)  # FSAL: k7 is the field at the accepted point
+        gnorm = np.sqrt(np.sum(f_new ** 2, axis=1))
+        fin = ok & ((gnorm < gtol) | (t[active] >= t_max * (1 - 1e-12)))
+        converged[active[fin & (gnorm < gtol)]] = True
+        done[active[fin]] = True
+        keep = ~fin
+        active, f_act = active[keep], f_new[keep]
+        if bar is not None:
+            bar.update(int(fin.sum()))
+    if bar is not None:
+        bar.close()
+    e, w = y[:, 0], y[:, 1]
+    a = y[:, 2] if y.shape[1] == 3 else None
+    E0 = energy(*(_stack(e0, w0, a0)[0].T))
+    drift = np.abs(energy(e, w, a) - E0)
+    outcome = _classify_end(e, w, a, p, q)
+    rs = lambda x: None if x is None else x.reshape(shape)  # noqa: E731
+    return BatchResult(e=rs(e), w=rs(w), a=rs(a), t=rs(t), converged=rs(converged), outcome=rs(outcome),
+                       energy_drift=rs(drift), steps=steps)
+
+
+def _classify_end(e, w, a, p, q, tol=1e-6, loss_tol=1e-8):
+    """Name the end point of a flow. "global_min" also where the loss is within ``loss_tol`` of the entropy rate:
+    for p + q = 1 the minima are degenerate (g'(c) ~ g''(0) c) and flows approach them only like t^(-1/2)."""
+    cs = c_star(p, q)
+    c = e * e * (1 + (0.0 if a is None else a) * e * e) * _m(w)
+    at_best = reduced_loss(c, p, q) - reduced_loss(cs, p, q) <= loss_tol
+    if a is None:
+        out = np.asarray(classify(e, w, p, q, atol=tol), dtype=object)
+        out[out == "regular"] = "undecided"
+    else:
+        out = np.full(e.shape, "undecided", dtype=object)
+        out[np.abs(c) <= tol] = "unigram"
+        out[np.abs(c - cs) <= tol * max(1.0, abs(cs))] = "global_min"
+    out[at_best] = "global_min"
+    return out.astype(str)
+
+
+def gradient_descent(e0, w0, p, q, lr, steps, a0=None, record_every=1):
+    """Plain gradient descent theta <- theta - lr grad L, vectorized over initializations.
+
+    Returns (thetas, losses-free record): an array of shape (n_records, n_inits, dim) of the iterates at
+    steps 0, record_every, 2 record_every, ... (the last step is always recorded).
+    """
+    p, q = _checks.probability("p", p), _checks.probability("q", q)
+    lr = _checks.positive_real("lr", lr)
+    steps = _checks.nonnegative_int("steps", steps)
+    record_every = _checks.positive_int("record_every", record_every)
+    y, shape = _stack(e0, w0, a0)
+    records = [y.copy()]
+    for s in range(1, steps + 1):
+        y = y + lr * _field(y, p, q)
+        if s % record_every == 0 or s == steps:
+            records.append(y.copy())
+    return np.stack(records)
