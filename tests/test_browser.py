@@ -1,0 +1,213 @@
+"""The rendered book as readers meet it, in a real browser (Debian's chromium driven by Playwright).
+
+For every page of _build/html: no console errors, MathJax typeset every formula and left no raw TeX in the visible
+text, every image loaded, every internal link and anchor resolves; the table of contents lists every chapter of
+_toc.yml; the site search finds a known term; widget explorers show their static figure and the hint. A full-page
+screenshot of each page goes to _build/screenshots/ for review.
+
+The book is built first when _build/html is missing or older than its sources (CI builds it before pytest).
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urljoin, urlparse
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+HINT = "Run this notebook in Jupyter to interact"
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+
+
+def _toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part.get("chapters", [])]
+    files += [c["file"] for c in toc.get("chapters", [])]
+    return files
+
+
+def _sources():
+    yield from (ROOT / f for f in ("_config.yml", "_toc.yml"))
+    yield from (ROOT / "book").rglob("*.*")
+
+
+@pytest.fixture(scope="session")
+def site():
+    index = HTML / "index.html"
+    newest = max(p.stat().st_mtime for p in _sources() if p.is_file())
+    if not index.exists() or index.stat().st_mtime < newest:
+        subprocess.run(["jupyter-book", "build", str(ROOT)], check=True, capture_output=True)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(HTML))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield b
+        b.close()
+
+
+def _is_redirect(path: Path) -> bool:
+    return 'http-equiv="Refresh"' in path.read_text(encoding="utf-8", errors="ignore").replace("refresh", "Refresh")
+
+
+def _pages():
+    """Every content page of the built site (redirect stubs such as index.html are tested separately)."""
+    if not HTML.exists():  # collected before the fixture built it: enumerate the toc
+        return [f + ".html" for f in _toc_files()] + ["genindex.html", "search.html"]
+    return sorted(str(p.relative_to(HTML)) for p in HTML.rglob("*.html")
+                  if not str(p.relative_to(HTML)).startswith(("_static", "_sources", "_images")) and not _is_redirect(p))
+
+
+def test_index_redirects_to_the_intro(site, browser):
+    page = browser.new_page()
+    page.goto(site + "index.html")
+    page.wait_for_url("**/book/intro.html", timeout=15_000)
+    page.close()
+
+
+_RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$\\[a-zA-Z]")
+
+# visible text outside code (code cells may legitimately contain '$' and backslashes)
+_VISIBLE_TEXT = """() => {
+  const clone = document.querySelector('main, article, body').cloneNode(true);
+  clone.querySelectorAll('pre, code, .highlight, script, style, mjx-container, .cell_output').forEach(e => e.remove());
+  return clone.innerText;
+}"""
+
+
+@pytest.fixture(scope="session")
+def visited(site, browser):
+    """Visit every page once; return per-page observations."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for rel in _pages():
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors, failed = [], []
+        page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
+        page.on("requestfailed", lambda r, failed=failed: failed.append(r.url))
+        page.goto(site + rel, wait_until="load")
+        n_math_src = page.evaluate("document.querySelectorAll('.math').length")
+        if n_math_src:
+            page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
+            page.evaluate("MathJax.startup.promise")
+        # scroll through so that lazily loaded images load, then wait for them
+        page.evaluate("async () => { for (let y = 0; y < document.body.scrollHeight; y += 800) {"
+                      " window.scrollTo(0, y); await new Promise(r => setTimeout(r, 20)); } }")
+        page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=30_000)
+        obs = {
+            "errors": list(errors),
+            "failed_requests": list(failed),
+            "n_math_src": n_math_src,
+            "n_math_rendered": page.evaluate("document.querySelectorAll('mjx-container').length"),
+            "mathjax_errors": page.evaluate("document.querySelectorAll('mjx-merror, [data-mjx-error]').length"),
+            "visible_text": page.evaluate(_VISIBLE_TEXT),
+            "broken_images": page.evaluate(
+                "Array.from(document.images).filter(i => !(i.naturalWidth > 0)).map(i => i.src)"),
+            "n_images": page.evaluate("document.images.length"),
+            "links": page.evaluate("Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"),
+            "ids": set(page.evaluate("Array.from(document.querySelectorAll('[id]')).map(e => e.id)")
+                       + page.evaluate("Array.from(document.querySelectorAll('a[name]')).map(e => e.name)")),
+            "hint_has_figure": page.evaluate(
+                """(hint) => Array.from(document.querySelectorAll('p')).filter(p => p.innerText.includes(hint))
+                  .map(p => { const all = Array.from(document.querySelectorAll('img, p'));
+                              const before = all.slice(0, all.indexOf(p)).filter(e => e.tagName === 'IMG');
+                              const img = before[before.length - 1];
+                              return !!img && img.naturalWidth > 0; })""", HINT),
+            "url": page.url,
+        }
+        page.screenshot(path=str(SHOTS / (rel.replace("/", "__").replace(".html", ".png"))), full_page=True)
+        results[rel] = obs
+        page.close()
+    return results
+
+
+@pytest.mark.parametrize("rel", _pages())
+def test_page_loads_without_console_errors(visited, rel):
+    obs = visited[rel]
+    assert obs["errors"] == [], f"console errors on {rel}: {obs['errors']}"
+    assert obs["failed_requests"] == [], f"failed requests on {rel}: {obs['failed_requests']}"
+
+
+@pytest.mark.parametrize("rel", _pages())
+def test_math_is_typeset(visited, rel):
+    obs = visited[rel]
+    raw = _RAW_TEX.findall(obs["visible_text"])
+    assert not raw, f"raw TeX left in the visible text of {rel}: {raw[:5]}"
+    if obs["n_math_src"]:
+        assert obs["n_math_rendered"] >= obs["n_math_src"] > 0, (rel, obs["n_math_rendered"], obs["n_math_src"])
+        assert obs["mathjax_errors"] == 0
+
+
+@pytest.mark.parametrize("rel", _pages())
+def test_images_load(visited, rel):
+    assert visited[rel]["broken_images"] == []
+
+
+@pytest.mark.parametrize("rel", _pages())
+def test_internal_links_and_anchors_resolve(visited, site, rel):
+    for href in visited[rel]["links"]:
+        if not href.startswith(site):
+            continue
+        target, frag = urldefrag(href)
+        path = HTML / unquote(urlparse(target).path[1:])
+        if path.is_dir():
+            path = path / "index.html"
+        assert path.exists(), f"{rel}: link to missing page {href}"
+        if frag and path.suffix == ".html":
+            target_rel = str(path.relative_to(HTML))
+            ids = visited[target_rel]["ids"] if target_rel in visited else None
+            if ids is None:
+                ids = set(re.findall(r'(?:id|name)="([^"]+)"', path.read_text(encoding="utf-8")))
+            assert unquote(frag) in ids, f"{rel}: anchor #{frag} missing in {target_rel}"
+
+
+def test_toc_lists_every_chapter(visited):
+    links = {urlparse(h).path.lstrip("/") for h in visited["book/intro.html"]["links"]}
+    missing = [f for f in _toc_files() if f + ".html" not in links]
+    assert not missing, f"chapters of _toc.yml missing from the navigation: {missing}"
+
+
+def test_site_search_finds_a_known_term(site, browser):
+    page = browser.new_page()
+    page.goto(site + "search.html?q=stationary", wait_until="load")
+    page.wait_for_selector("#search-results ul.search li", timeout=30_000)
+    hits = page.evaluate("Array.from(document.querySelectorAll('#search-results ul.search li a')).map(a => a.href)")
+    page.close()
+    assert any("markov_data" in h for h in hits), hits
+
+
+def test_explorers_show_their_static_figure(visited):
+    for rel, obs in visited.items():
+        assert all(obs["hint_has_figure"]), f"{rel}: an explorer hint without a rendered figure before it"
+    chapters_with_explorers = [rel for rel, obs in visited.items() if obs["hint_has_figure"]]
+    expected = [f + ".html" for f in _toc_files() if _has_explorer(ROOT / (f + ".ipynb"))]
+    assert sorted(chapters_with_explorers) == sorted(expected)
+
+
+def _has_explorer(nb_path: Path) -> bool:
+    return nb_path.exists() and "widgets.explorer(" in nb_path.read_text(encoding="utf-8")
