@@ -56,10 +56,14 @@ def critical_points(ax, p, q, e_lim=2.0, w_lim=(-2.0, 2.0), n=801, legend=True):
     e = np.where(e <= e_lim, e, np.nan)
     ax.plot(e, w, color=GLOBAL, lw=2.2, label=r"global minima $\Gamma^*$")
     ax.plot(-e, w, color=GLOBAL, lw=2.2)
-    for (lo, hi), color, name in ((cs.local_min_w, LOCAL, "local minima"), (cs.local_max_w, MAXIMA, "local maxima")):
-        lo, hi = max(lo, w_lim[0]), min(hi, w_lim[1])
-        ax.plot([0, 0], [lo, hi], color=color, lw=3, solid_capstyle="butt", label=f"{name} (e = 0)")
-    ax.plot([0], [W_SADDLE], "o", color=SADDLE, mec="k", ms=7, label="saddle", zorder=5)
+    if cs.saddle is None:  # p + q = 1: c* = 0, every critical point ({e = 0} and {w = -1/sqrt 2}) is global
+        ax.plot([0, 0], list(w_lim), color=GLOBAL, lw=3, solid_capstyle="butt")
+        ax.axhline(W_SADDLE, color=GLOBAL, lw=2.2)
+    else:
+        for (lo, hi), color, name in ((cs.local_min_w, LOCAL, "local minima"), (cs.local_max_w, MAXIMA, "local maxima")):
+            lo, hi = max(lo, w_lim[0]), min(hi, w_lim[1])
+            ax.plot([0, 0], [lo, hi], color=color, lw=3, solid_capstyle="butt", label=f"{name} (e = 0)")
+        ax.plot([0], [W_SADDLE], "o", color=SADDLE, mec="k", ms=7, label="saddle", zorder=5)
     ax.set_xlabel("e (embedding scale)")
     ax.set_ylabel("w (feed-forward scale)")
     ax.set_xlim(-e_lim, e_lim)

@@ -1,0 +1,89 @@
+"""The explorers' drawing functions, called headless with several slider values (markovlib.widgets)."""
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from markovlib import widgets  # noqa: E402
+from markovlib.canonical import classify  # noqa: E402
+from markovlib.energy import SADDLE_ENERGY, energy, predict_limit  # noqa: E402
+from markovlib.flow import integrate  # noqa: E402
+
+# (p, q, e0, w0): both sides of p + q = 1 and i.i.d. data, every region of Thms 2 and 8, the invariant lines
+CASES = [
+    (0.9, 0.9, 0.5, -0.3),  # p + q > 1, E0 < E_sad, -1/sqrt2 < w0 < 0: local minimum
+    (0.9, 0.9, 1.2, -0.2),  # p + q > 1, E0 > E_sad: global minimum
+    (0.9, 0.9, 0.4, 0.8),  # p + q > 1, w0 > 0: local minimum
+    (0.9, 0.9, 0.3, -1.5),  # p + q > 1, w0 < -1/sqrt2: global minimum
+    (0.1, 0.1, 0.3, -1.2),  # p + q < 1, w0 < -1/sqrt2, E0 < E_sad: local minimum
+    (0.1, 0.1, 1.0, -1.0),  # p + q < 1, E0 > E_sad: global minimum
+    (0.1, 0.1, -0.5, 0.7),  # p + q < 1, w0 > -1/sqrt2: global minimum
+    (0.5, 0.8, 0.8, 0.0),  # w0 = 0: along the e-axis to the origin (local minimum)
+    (0.2, 0.3, 0.8, 0.0),  # w0 = 0, p + q < 1: along the e-axis to e^2 = c*
+    (0.9, 0.9, 0.0, -1.0),  # e0 = 0: critical, stays (local maximum)
+    (0.5, 0.5, 1.0, 0.5),  # p + q = 1: every limit global, reached algebraically
+]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.mark.parametrize("draw", [widgets.draw_landscape, widgets.draw_energy])
+@pytest.mark.parametrize("p,q,e0,w0", CASES)
+def test_draw_returns_the_outcome_it_displays(draw, p, q, e0, w0):
+    fig, ax = plt.subplots()
+    out = draw(p, q, e0, w0, ax=ax)
+    fig.canvas.draw()  # renders without error
+    pred = predict_limit(e0, w0, p, q)
+    assert out["predicted"] == pred.outcome
+    assert np.allclose(out["limit"], (pred.e, pred.w))
+    tr = integrate(e0, w0, p, q)
+    assert np.allclose(out["reached_point"], (tr.e[-1], tr.w[-1]))
+    assert out["reached"] == out["predicted"]  # the flow ends where the energy says (Thms 2, 8)
+    if p + q != 1:
+        assert np.allclose(out["reached_point"], out["limit"], atol=1e-4)
+        assert out["reached"] == classify(*out["reached_point"], p, q, atol=1e-6)
+    # the title shows what is returned
+    assert f"predicted {out['predicted']}" in ax.get_title() and f"reached {out['reached']}" in ax.get_title()
+    if draw is widgets.draw_energy:
+        if w0 != 0:
+            assert np.isclose(out["energy0"], energy(e0, w0)) and out["energy_drift"] < 1e-6
+        else:
+            assert np.isnan(out["energy0"])
+
+
+def test_draw_without_axes_makes_a_figure():
+    n = len(plt.get_fignums())
+    out = widgets.draw_landscape(0.9, 0.9, 0.5, 0.5)
+    assert len(plt.get_fignums()) == n + 1 and out["predicted"] == "local_min"
+    out = widgets.draw_energy(0.1, 0.1, 0.5, 0.5, arrows=False)
+    assert len(plt.get_fignums()) == n + 2 and out["predicted"] == "global_min"
+
+
+def test_saddle_asymptotes_are_the_level_set():
+    w = np.linspace(-3, -0.01, 500)
+    e = widgets.saddle_asymptotes(w)
+    assert np.allclose(energy(e, w), SADDLE_ENERGY, atol=1e-9)
+    assert np.isnan(widgets.saddle_asymptotes(0.5))
+    assert np.argmin(e) == np.argmin(np.abs(w + 1 / np.sqrt(2)))
+
+
+def test_critical_points_handles_iid_data():
+    from markovlib import plotting
+
+    fig, ax = plt.subplots()
+    plotting.critical_points(ax, 0.3, 0.7)  # p + q = 1: {c = 0} is the axis and the line w = -1/sqrt2
+    plotting.critical_points(ax, 0.9, 0.9)
+    fig.canvas.draw()
+
+
+def test_explorer_is_off_in_batch_runs():
+    assert os.environ.get("MARKOVLIB_BATCH") == "1"  # set by the root conftest
+    assert widgets.explorer(widgets.draw_landscape, p=(0.05, 0.95, 0.05, 0.9)) is None
