@@ -143,9 +143,9 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
     f_act = _field(y, p, q)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from .progress import progress_bar
 
-        bar = tqdm(total=n, desc="flows finished", leave=False)
+        bar = progress_bar(total=n, desc="flows finished", leave=False)
     cs = c_star(p, q)
     steps = 0
     while active.size and steps < max_steps:

@@ -347,7 +347,7 @@ class Trainer:
         """Train up to ``config.steps`` (or only up to step ``stop_at``, to simulate an interruption); evaluate
         at step 0, every ``eval_every`` steps and at the end; checkpoint every ``checkpoint_every`` steps;
         write the files under ``out``. Returns the summary (also in summary.json)."""
-        from tqdm.auto import tqdm
+        from .progress import progress_bar
 
         cfg = self.config
         end = cfg.steps if stop_at is None else min(_checks.positive_int("stop_at", stop_at), cfg.steps)
@@ -355,7 +355,7 @@ class Trainer:
             self.out.mkdir(parents=True, exist_ok=True)
         if self.step == 0 and not self.history:
             self._record_eval()
-        bar = tqdm(total=cfg.steps, initial=self.step, disable=not self.progress, desc="train",
+        bar = progress_bar(total=cfg.steps, initial=self.step, disable=not self.progress, desc="train",
                    dynamic_ncols=True, leave=False)
         t0 = time.perf_counter()
         last_gap = None
@@ -505,7 +505,7 @@ def train_many(configs, *, workers=1, progress=True) -> list[dict]:
     ``out``), each on one CPU thread, in ``workers`` processes (spawned; ``workers=1`` runs them here).
     Returns, in the order of ``configs``, {"summary": ..., "history": ...} per run. Runs are deterministic, so the
     result does not depend on ``workers``. Every config is validated before any run starts."""
-    from tqdm.auto import tqdm
+    from .progress import progress_bar
 
     configs = [dict(c) for c in configs]
     workers = _checks.positive_int("workers", workers)
@@ -514,7 +514,7 @@ def train_many(configs, *, workers=1, progress=True) -> list[dict]:
             raise ValueError("train_many configs may not set out or progress")
         Trainer(**c, progress=False)  # validation only: raises ValueError before any work
     results = [None] * len(configs)
-    bar = tqdm(total=len(configs), desc="runs", disable=not progress, leave=False)
+    bar = progress_bar(total=len(configs), desc="runs", disable=not progress, leave=False)
     try:
         if workers == 1 or len(configs) <= 1:
             old = torch.get_num_threads()

@@ -16,6 +16,7 @@ def execute(path: str, timeout: int = 900) -> float:
     os.environ["MARKOVLIB_BATCH"] = "1"  # explorers draw their static figure (markovlib.widgets)
     nb = nbformat.read(path, as_version=4)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata.pop("widgets", None)  # stale widget state would make the book load widget JavaScript from a CDN
     start = time.perf_counter()
     nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": "."}}).execute()
     elapsed = time.perf_counter() - start
