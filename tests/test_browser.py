@@ -139,6 +139,11 @@ def visited(site, browser):
                               const img = before[before.length - 1];
                               return !!img && img.naturalWidth > 0; })""", HINT),
             "url": page.url,
+            "copy_buttons": page.evaluate("document.querySelectorAll('button.copybtn').length"),
+            "code_cells": page.evaluate("document.querySelectorAll('div.cell div.highlight pre').length"),
+            "ipynb_download": page.evaluate(
+                "Array.from(document.querySelectorAll('a[href]')).some(a => a.href.endsWith('.ipynb'))"),
+            "equation_numbers": page.evaluate("document.querySelectorAll('span.eqno').length"),
         }
         page.screenshot(path=str(SHOTS / (rel.replace("/", "__").replace(".html", ".png"))), full_page=True)
         results[rel] = obs
@@ -211,3 +216,14 @@ def test_explorers_show_their_static_figure(visited):
 
 def _has_explorer(nb_path: Path) -> bool:
     return nb_path.exists() and "widgets.explorer(" in nb_path.read_text(encoding="utf-8")
+
+
+def test_reader_conveniences(visited):
+    """Chapters offer the .ipynb download and a copy button on every code cell; labelled equations are numbered."""
+    chapters = [f + ".html" for f in _toc_files() if (ROOT / (f + ".ipynb")).exists()]
+    assert chapters
+    for rel in chapters:
+        obs = visited[rel]
+        assert obs["ipynb_download"], f"{rel}: no .ipynb download link"
+        assert obs["code_cells"] > 0 and obs["copy_buttons"] >= obs["code_cells"], (rel, obs["copy_buttons"])
+    assert visited["book/markov_data.html"]["equation_numbers"] >= 3  # (eq-stationary), (eq-entropy-rate), ...
