@@ -38,7 +38,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _checks
-from .canonical import W_SADDLE, c_star, reduced_loss_grad, reduced_loss_hess
+from .canonical import reduced_loss_grad, reduced_loss_hess
+from .canonical import classify as canonical_classify
 from .energy import SADDLE_ENERGY, energy, predict_limit
 
 __all__ = [
@@ -104,29 +105,7 @@ def classify(e, w, a, p, q, atol=1e-8):
     "saddle" on the curve Sigma = {m = 0, k = 0} (strict saddle: Hessian eigenvalues -lambda, 0, +lambda);
     "regular" elsewhere. For p + q = 1 every critical point is a global minimum. Returns str or array of str.
     """
-    p, q = _checks.probability("p", p), _checks.probability("q", q)
-    e, w, a = np.broadcast_arrays(*(_checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a))))
-    cs = c_star(p, q)
-    e2 = e * e
-    k = 1 + a * e2
-    m = _m(w)
-    c = e2 * k * m
-    on_plane = np.abs(e) <= atol
-    on_sigma = ~on_plane & (np.abs(m) <= atol) & (np.abs(k) <= atol)
-    at_gamma = ~on_plane & (np.abs(c - cs) <= atol * max(1.0, abs(cs)))
-    out = np.full(e.shape, "regular", dtype=object)
-    if abs(p + q - 1) < 1e-15:
-        out[on_plane | on_sigma | at_gamma] = "global_min"
-    else:
-        s = 1.0 if p + q > 1 else -1.0
-        above = s * (w - W_SADDLE)
-        out[on_plane & (above > atol)] = "local_min"
-        out[on_plane & (above < -atol)] = "local_max"
-        out[on_plane & (np.abs(w - W_SADDLE) <= atol)] = "saddle"
-        out[on_sigma] = "saddle"
-        out[at_gamma] = "global_min"
-    out = out.astype(str)
-    return str(out[()]) if out.ndim == 0 else out
+    return canonical_classify(e, w, p, q, atol=atol, a=a)
 
 
 # ------------------------------------------------------------------------------------------------------------

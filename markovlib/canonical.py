@@ -248,28 +248,35 @@ def critical_sets(p, q) -> CriticalSets:
                         local_min_w=lmin, local_max_w=lmax, saddle=(0.0, W_SADDLE) if p + q != 1 else None)
 
 
-def classify(e, w, p, q, atol=1e-8):
-    """Classify (e, w) for L(e, w) (Thm 1): "global_min", "local_min", "local_max", "saddle" or "regular".
+def classify(e, w, p, q, atol=1e-8, a=None):
+    """Classify (e, w) for L(e, w) (Thm 1), or (e, w, a) with the attention scalar (Thm 10): one of
+    "global_min", "local_min", "local_max", "saddle" or "regular".
 
-    A point is critical when c = c* (within ``atol``) or e = 0 (|e| <= atol). On the w-axis, p + q > 1 gives local
-    minima for w > -1/sqrt 2 and local maxima below; p + q < 1 the reverse; p + q = 1 makes every critical point a
-    global minimum (both yardsticks coincide). Broadcasts; returns a str for scalar input, else an array of str.
+    A point is critical when c = c* (within ``atol``) or e = 0 (|e| <= atol); with ``a`` also on the curve
+    Sigma = {1 + 2w|w| = 0, 1 + a e^2 = 0}, a curve of strict saddles. On the w-axis (the plane e = 0), p + q > 1
+    gives local minima for w > -1/sqrt 2 and local maxima below; p + q < 1 the reverse; p + q = 1 makes every
+    critical point a global minimum (both yardsticks coincide). Broadcasts; returns a str for scalar input, else an
+    array of str.
     """
     p, q = _pq(p, q)
-    e, w = np.broadcast_arrays(_checks.finite_array("e", e), _checks.finite_array("w", w))
+    a = np.zeros(()) if a is None else _checks.finite_array("a", a)
+    e, w, a = np.broadcast_arrays(_checks.finite_array("e", e), _checks.finite_array("w", w), a)
     cs = c_star(p, q)
-    c = e * e * _m(w)
+    k, m = 1 + a * e * e, _m(w)
+    c = e * e * k * m
     on_axis = np.abs(e) <= atol
-    at_gamma = np.abs(c - cs) <= atol * max(1.0, abs(cs))
+    on_sigma = ~on_axis & (np.abs(m) <= atol) & (np.abs(k) <= atol)
+    at_gamma = ~on_axis & (np.abs(c - cs) <= atol * max(1.0, abs(cs)))
     out = np.full(e.shape, "regular", dtype=object)
     if abs(p + q - 1) < 1e-15:
-        out[on_axis | at_gamma] = "global_min"
+        out[on_axis | on_sigma | at_gamma] = "global_min"
     else:
         s = 1.0 if p + q > 1 else -1.0
         above = s * (w - W_SADDLE)
         out[on_axis & (above > atol)] = "local_min"
         out[on_axis & (above < -atol)] = "local_max"
         out[on_axis & (np.abs(w - W_SADDLE) <= atol)] = "saddle"
-        out[at_gamma & ~on_axis] = "global_min"
+        out[on_sigma] = "saddle"
+        out[at_gamma] = "global_min"
     out = out.astype(str)
     return str(out[()]) if out.ndim == 0 else out

@@ -7,7 +7,6 @@ the saddle and its asymptotes are ``SADDLE``.
 from __future__ import annotations
 
 import matplotlib as mpl
-import matplotlib.pyplot as plt
 import numpy as np
 
 GLOBAL = "#1b7837"  # green: global minima, entropy rate

@@ -1,7 +1,7 @@
 """Progress bars that suit where the code runs.
 
 Live in Jupyter: tqdm's widget bar. Batch runs (CI's nbval, committed executions, sweeps: ``MARKOVLIB_BATCH=1``)
-and terminals: tqdm's text bar, drawn only when it starts and when it ends (``mininterval=inf``), so the
+and terminals: tqdm's text bar, drawn only when it starts and when it ends (``mininterval=inf``, and kept), so the
 output a notebook records does not depend on timing (its elapsed-time fields are masked by nbval's sanitizer),
 and the static book needs no widget JavaScript.
 """
@@ -22,4 +22,5 @@ def progress_bar(*args, **kwargs):
 
     kwargs.setdefault("mininterval", math.inf)
     kwargs.setdefault("ascii", True)
+    kwargs["leave"] = True  # keep the final line (with leave=False the record would end in an erased, empty line)
     return tqdm(*args, **kwargs)

@@ -12,11 +12,10 @@ from __future__ import annotations
 import functools
 import http.server
 import re
-import shutil
 import subprocess
 import threading
 from pathlib import Path
-from urllib.parse import unquote, urldefrag, urljoin, urlparse
+from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
 import yaml

@@ -10,6 +10,10 @@ def test_batch_bar_is_text_and_draws_only_start_and_end():
     text = out.getvalue()
     assert text.count("\r") <= 3  # the start, the end (and tqdm's final refresh): no timing-dependent updates
     assert "1000/1000" in text and "x:" in text
+    short = io.StringIO()
+    for _ in progress_bar(range(5), file=short, leave=False):
+        pass
+    assert "5/5" in short.getvalue()  # the final state is kept in batch records
 
 
 def test_disable_is_respected():
