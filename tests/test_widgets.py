@@ -87,3 +87,15 @@ def test_critical_points_handles_iid_data():
 def test_explorer_is_off_in_batch_runs():
     assert os.environ.get("MARKOVLIB_BATCH") == "1"  # set by the root conftest
     assert widgets.explorer(widgets.draw_landscape, p=(0.05, 0.95, 0.05, 0.9)) is None
+
+
+def test_explorer_builds_sliders_in_a_live_session(monkeypatch):
+    import ipywidgets
+
+    monkeypatch.setattr(widgets, "interactive_session", lambda: True)
+    ui = widgets.explorer(widgets.draw_energy, p=(0.05, 0.95, 0.05, 0.9), q=(0.05, 0.95, 0.05, 0.9),
+                          e0=(-2.0, 2.0, 0.05, 0.5), w0=(-2.0, 2.0, 0.05, -0.3))
+    assert isinstance(ui, ipywidgets.interactive)
+    names = [c.description for c in ui.children if isinstance(c, ipywidgets.FloatSlider)]
+    assert names == ["p", "q", "e0", "w0"]
+    plt.close("all")
