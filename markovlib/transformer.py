@@ -59,8 +59,6 @@ from .energy import SADDLE_ENERGY, energy
 ATTENTIONS = ("softmax", "linear", None)
 INITS = ("standard", "rank_one", "guideline", "guideline_authors", "canonical")
 
-#: saddle energy E_sad = E(0, -1/sqrt(2)) = -(1 + log 2)/2 (reference Sec. 5, Lemma 12)
-E_SADDLE = SADDLE_ENERGY
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -98,12 +96,6 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch
 # ------------------------------------------------------------------------------------------------------------
 # closed forms of the canonical model
 # ------------------------------------------------------------------------------------------------------------
-def canonical_coefficient(e, w, a=0.0):
-    """c(e, w, a) = e^2 (1 + a e^2)(1 + 2 w|w|) (reference Sec. 3 for a = 0, Sec. 6 in general); the same
-    function as :func:`markovlib.canonical.coefficient`."""
-    return coefficient(e, w, a)
-
-
 def canonical_logit_offset(e, w, a=0.0):
     """The constant of the canonical logit, logit_n = c x_n + offset + b (module docstring):
     -kappa/2 if m = e(1 + a e^2) >= 0, else -kappa/2 - 2 w|w| kappa, with kappa = e^2 (1 + a e^2)."""
@@ -118,7 +110,7 @@ def canonical_logit(x, e, w, a=0.0, b=0.0):
     """Closed-form logit of the canonical model (module docstring; reference Sec. 3 and Sec. 6):
     c(e, w, a) x_n + offset(e, w, a) + b. Broadcasts over the array of symbols ``x``."""
     x = np.asarray(x, dtype=float)
-    return canonical_coefficient(e, w, a) * x + canonical_logit_offset(e, w, a) + float(b)
+    return coefficient(e, w, a) * x + canonical_logit_offset(e, w, a) + float(b)
 
 
 def optimal_canonical_bias(e, w, a, p, q):
@@ -126,7 +118,7 @@ def optimal_canonical_bias(e, w, a, p, q):
     Lemma 5, with beta* from :func:`markovlib.canonical.optimal_beta`; offset from
     :func:`canonical_logit_offset`). When m = e(1 + a e^2) >= 0 this is :func:`markovlib.canonical.optimal_bias`,
     e^2(1 + a e^2)/2 + beta*(c); when m < 0 the full model's bias must also absorb the shift 2 w|w| kappa."""
-    c = canonical_coefficient(e, w, a)
+    c = coefficient(e, w, a)
     return float(-canonical_logit_offset(e, w, a) + optimal_beta(c, p, q))
 
 
@@ -365,8 +357,8 @@ class MarkovTransformer(nn.Module):
         if scheme == "guideline":
             e = 1.0 if e is None else float(_checks.finite_array("e", e))
             w = -1.0 if w is None else float(_checks.finite_array("w", w))
-            if not (w < 0 and float(energy(e, w)) > E_SADDLE):
-                raise ValueError(f"guideline (e, w) must satisfy w < 0 and E(e, w) > E_sad = {E_SADDLE:.4f}, "
+            if not (w < 0 and float(energy(e, w)) > SADDLE_ENERGY):
+                raise ValueError(f"guideline (e, w) must satisfy w < 0 and E(e, w) > E_sad = {SADDLE_ENERGY:.4f}, "
                                  f"got e={e!r}, w={w!r} with E = {float(energy(e, w)):.4f}")
             self._set_canonical_ffn(e, w, alpha, u, assign)
             assign("bias", float(_checks.finite_array("b", b)))

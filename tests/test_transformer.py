@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 import torch
 
+from markovlib.canonical import coefficient
 from markovlib.chain import MarkovChain
+from markovlib.energy import SADDLE_ENERGY
 from markovlib.transformer import (
-    E_SADDLE,
     MarkovTransformer,
     build_model,
-    canonical_coefficient,
     canonical_logit,
     canonical_scalars,
     context_coefficient,
@@ -45,7 +45,7 @@ def test_canonical_logit_closed_form(d, e, w, a):
     model = MarkovTransformer.canonical(e, w, a, b, d=d, max_len=64, alpha=random_alpha(d, d))
     assert model.attention == (None if a == 0 else "linear")
     kappa = e**2 * (1 + a * e**2)
-    c = float(canonical_coefficient(e, w, a))
+    c = float(coefficient(e, w, a))
     assert c == pytest.approx(kappa * (1 + 2 * w * abs(w)))
     for length, seed in ((1, 0), (7, 1), (64, 2)):
         x = random_symbols(3, length, seed)
@@ -215,15 +215,15 @@ def test_guideline_inits():
     model = MarkovTransformer.guideline(8, 16, seed=0)
     s = canonical_scalars(model)
     assert (s.e, s.w) == pytest.approx((1.0, -1.0))
-    assert s.w < 0 and float(energy(s.e, s.w)) > E_SADDLE
+    assert s.w < 0 and float(energy(s.e, s.w)) > SADDLE_ENERGY
     authors = MarkovTransformer.guideline_authors(8, 16, seed=0)
     assert torch.all(authors.embedding == -1) and torch.all(authors.positional == 0.5)
     assert torch.all(authors.W_1 == 2) and torch.all(authors.W_2 == -2)
     s = canonical_scalars(authors)
     assert (s.e, s.w) == pytest.approx((-2 * math.sqrt(2), -16.0))
-    assert float(canonical_coefficient(s.e, s.w)) == pytest.approx(-4088.0)
+    assert float(coefficient(s.e, s.w)) == pytest.approx(-4088.0)
     # not in the data-agnostic region {w < 0, E > E_sad}: global only for p + q > 1 (Thm 2 vs Thm 8)
-    assert float(energy(s.e, s.w)) == pytest.approx(8 - 256 + math.log(16)) and float(energy(s.e, s.w)) < E_SADDLE
+    assert float(energy(s.e, s.w)) == pytest.approx(8 - 256 + math.log(16)) and float(energy(s.e, s.w)) < SADDLE_ENERGY
     x = random_symbols(1, 16, 0)
     np.testing.assert_allclose(MarkovTransformer(8, 16, attention=None).init_weights(
         "guideline_authors", seed=0)(x).detach().numpy(), canonical_logit(x.numpy(), s.e, s.w), atol=1e-8)
@@ -281,7 +281,7 @@ def test_context_coefficient_reads_c_of_the_canonical_model():
         model = MarkovTransformer.canonical(e, w, a, 0.3, d=6, max_len=40, alpha=random_alpha(6, 1))
         x = random_symbols(4, 40, 3)
         c = context_coefficient(model(x), x)
-        assert c == pytest.approx(float(canonical_coefficient(e, w, a)), rel=1e-9, abs=1e-9)
+        assert c == pytest.approx(float(coefficient(e, w, a)), rel=1e-9, abs=1e-9)
     assert math.isnan(context_coefficient(torch.zeros(2, 3), torch.zeros(2, 3, dtype=torch.long)))
     with pytest.raises(ValueError, match="shape"):
         context_coefficient(torch.zeros(2, 3), torch.zeros(2, 4, dtype=torch.long))
