@@ -99,3 +99,20 @@ def test_explorer_builds_sliders_in_a_live_session(monkeypatch):
     names = [c.description for c in ui.children if isinstance(c, ipywidgets.FloatSlider)]
     assert names == ["p", "q", "e0", "w0"]
     plt.close("all")
+
+
+def test_explorer_renders_as_a_widget_in_a_live_kernel(monkeypatch):
+    """Run the explorer cell in a real kernel outside batch mode: it displays an ipywidgets view."""
+    import nbclient
+    import nbformat
+
+    monkeypatch.delenv("MARKOVLIB_BATCH", raising=False)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from markovlib import widgets\n"
+        "ui = widgets.explorer(widgets.draw_landscape, p=(0.05, 0.95, 0.05, 0.9), q=(0.05, 0.95, 0.05, 0.9),\n"
+        "                      e0=(-2.0, 2.0, 0.05, 0.8), w0=(-2.0, 2.0, 0.05, -0.4))\n"
+        "display(ui)")]
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=120).execute()
+    outputs = nb.cells[0].outputs
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs), outputs
