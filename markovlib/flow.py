@@ -192,15 +192,19 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
     a = y[:, 2] if y.shape[1] == 3 else None
     E0 = energy(*(_stack(e0, w0, a0)[0].T))
     drift = np.abs(energy(e, w, a) - E0)
-    outcome = _classify_end(e, w, a, p, q)
+    outcome = classify_end(e, w, a, p, q)
     rs = lambda x: None if x is None else x.reshape(shape)  # noqa: E731
     return BatchResult(e=rs(e), w=rs(w), a=rs(a), t=rs(t), converged=rs(converged), outcome=rs(outcome),
                        energy_drift=rs(drift), steps=steps)
 
 
-def _classify_end(e, w, a, p, q, tol=1e-6, loss_tol=1e-8):
-    """Name the end point of a flow. "global_min" also where the loss is within ``loss_tol`` of the entropy rate:
-    for p + q = 1 the minima are degenerate (g'(c) ~ g''(0) c) and flows approach them only like t^(-1/2)."""
+def classify_end(e, w, a, p, q, tol=1e-6, loss_tol=1e-8):
+    """Name the end point of a flow: ``canonical.classify`` at tolerance ``tol`` ("regular" becomes "undecided");
+    in 3-D (``a`` not None) "global_min" / "unigram" (c -> c* / c -> 0) / "undecided". Also "global_min" where the
+    loss is within ``loss_tol`` of the entropy rate: for p + q = 1 the minima are degenerate (g'(c) ~ g''(0) c) and
+    flows approach them only like t^(-1/2). Broadcasts; a str for scalar input."""
+    e, w = np.asarray(e, dtype=float), np.asarray(w, dtype=float)
+    a = None if a is None else np.asarray(a, dtype=float)
     cs = c_star(p, q)
     c = e * e * (1 + (0.0 if a is None else a) * e * e) * _m(w)
     at_best = reduced_loss(c, p, q) - reduced_loss(cs, p, q) <= loss_tol
@@ -208,11 +212,12 @@ def _classify_end(e, w, a, p, q, tol=1e-6, loss_tol=1e-8):
         out = np.asarray(classify(e, w, p, q, atol=tol), dtype=object)
         out[out == "regular"] = "undecided"
     else:
-        out = np.full(e.shape, "undecided", dtype=object)
+        out = np.full(np.broadcast(e, w, a).shape, "undecided", dtype=object)
         out[np.abs(c) <= tol] = "unigram"
         out[np.abs(c - cs) <= tol * max(1.0, abs(cs))] = "global_min"
     out[at_best] = "global_min"
-    return out.astype(str)
+    out = out.astype(str)
+    return str(out[()]) if out.ndim == 0 else out
 
 
 def gradient_descent(e0, w0, p, q, lr, steps, a0=None, record_every=1):

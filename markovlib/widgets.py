@@ -72,11 +72,11 @@ def flow_outcomes(p, q, e0, w0, t_max=2e4):
     1e-8 of the entropy rate, which covers the algebraically slow flows of p + q = 1; "undecided" otherwise).
     """
     from .energy import predict_limit
-    from .flow import _classify_end, integrate
+    from .flow import classify_end, integrate
 
     predicted = predict_limit(e0, w0, p, q)
     tr = integrate(e0, w0, p, q, t_max=t_max)
-    reached = str(_classify_end(np.array([tr.e[-1]]), np.array([tr.w[-1]]), None, p, q)[0])
+    reached = classify_end(tr.e[-1], tr.w[-1], None, p, q)
     return predicted, tr, reached
 
 
@@ -295,7 +295,7 @@ def draw_attention(p, q, e0, w0, a0, ax=None, t_max=2e4):
 
     from .attention import planar_label, predict_outcome
     from .energy import energy
-    from .flow import _classify_end, integrate
+    from .flow import classify_end, integrate
 
     if ax is None:
         fig = plt.figure(figsize=(7.2, 6.4))
@@ -306,7 +306,7 @@ def draw_attention(p, q, e0, w0, a0, ax=None, t_max=2e4):
     pred = predict_outcome(e0, w0, a0, p, q, label=lab)
     tr = integrate(e0, w0, p, q, a0=a0, t_max=t_max)
     end = (float(tr.e[-1]), float(tr.w[-1]), float(tr.a[-1]))
-    reached = str(_classify_end(np.array([end[0]]), np.array([end[1]]), np.array([end[2]]), p, q)[0])
+    reached = classify_end(*end, p, q)
     E0 = float(energy(e0, w0, a0)) if w0 != 0 else float("nan")
     drift = tr.energy_drift if w0 != 0 else float("nan")
     Et = E0 + 2 * lab.A ** 2 if lab.reaches_axis else float("nan")
