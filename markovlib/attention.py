@@ -40,6 +40,7 @@ import numpy as np
 from . import _checks
 from .canonical import reduced_loss_grad, reduced_loss_hess
 from .canonical import classify as canonical_classify
+from .canonical import is_iid
 from .energy import SADDLE_ENERGY, energy, predict_limit
 
 __all__ = [
@@ -300,7 +301,7 @@ def predict_outcome(e0, w0, a0, p, q, label=None):
     n = e0.size
     outcome = np.full(n, "global_min", dtype=object)
     e_l, w_l, a_l = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
-    iid = abs(p + q - 1) < 1e-15
+    iid = is_iid(p, q)
     crit = e0 == 0
     if not iid:
         outcome[crit] = "unigram"

@@ -23,6 +23,11 @@ from .chain import MarkovChain
 W_SADDLE = -1.0 / np.sqrt(2.0)  # 1 + 2 w|w| = 0 here: the saddle of Thm 1 sits at (0, W_SADDLE)
 
 
+def is_iid(p, q) -> bool:
+    """p + q = 1 up to rounding: i.i.d. data, c* = 0, both yardsticks coincide and every critical point is global."""
+    return abs(p + q - 1.0) < 1e-12
+
+
 def _pq(p, q):
     return _checks.probability("p", p), _checks.probability("q", q)
 
@@ -238,14 +243,14 @@ def critical_sets(p, q) -> CriticalSets:
     p, q = _pq(p, q)
     chain = MarkovChain(p, q)
     cs = c_star(p, q)
-    if p + q > 1:
-        lmin, lmax = (W_SADDLE, np.inf), (-np.inf, W_SADDLE)
-    elif p + q < 1:
-        lmin, lmax = (-np.inf, W_SADDLE), (W_SADDLE, np.inf)
-    else:
+    if is_iid(p, q):
         lmin = lmax = ()
+    elif p + q > 1:
+        lmin, lmax = (W_SADDLE, np.inf), (-np.inf, W_SADDLE)
+    else:
+        lmin, lmax = (-np.inf, W_SADDLE), (W_SADDLE, np.inf)
     return CriticalSets(p=p, q=q, c_star=cs, global_min_loss=chain.entropy_rate, axis_loss=chain.marginal_entropy,
-                        local_min_w=lmin, local_max_w=lmax, saddle=(0.0, W_SADDLE) if p + q != 1 else None)
+                        local_min_w=lmin, local_max_w=lmax, saddle=None if is_iid(p, q) else (0.0, W_SADDLE))
 
 
 def classify(e, w, p, q, atol=1e-8, a=None):
@@ -268,7 +273,7 @@ def classify(e, w, p, q, atol=1e-8, a=None):
     on_sigma = ~on_axis & (np.abs(m) <= atol) & (np.abs(k) <= atol)
     at_gamma = ~on_axis & (np.abs(c - cs) <= atol * max(1.0, abs(cs)))
     out = np.full(e.shape, "regular", dtype=object)
-    if abs(p + q - 1) < 1e-15:
+    if is_iid(p, q):
         out[on_axis | on_sigma | at_gamma] = "global_min"
     else:
         s = 1.0 if p + q > 1 else -1.0

@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from . import plotting
+from .canonical import is_iid
 
 
 def interactive_session() -> bool:
@@ -56,11 +57,6 @@ def _outcome_colour(outcome):
 
     return {"global_min": plotting.GLOBAL, "local_min": plotting.LOCAL, "local_max": plotting.MAXIMA,
             "saddle": plotting.SADDLE}.get(outcome, plotting.NEUTRAL)
-
-
-def _iid(p, q):
-    """p + q = 1 up to rounding (slider values): c* = 0 and every critical point is a global minimum."""
-    return abs(p + q - 1.0) < 1e-12
 
 
 def flow_outcomes(p, q, e0, w0, t_max=2e4):
@@ -212,7 +208,7 @@ def draw_energy(p, q, e0, w0, ax=None, t_max=2e4, arrows=True):
     _draw_flow(ax, tr, predicted, reached)
     E0 = float(energy(e0, w0)) if w0 != 0 else float("nan")
     drift = tr.energy_drift if w0 != 0 else float("nan")
-    rule = "p+q=1" if _iid(p, q) else ("Thm 2" if p + q > 1 else "Thm 8")
+    rule = "p+q=1" if is_iid(p, q) else ("Thm 2" if p + q > 1 else "Thm 8")
     ax.set_title(f"Energy contours (Lemma 1; {rule}), p={p:.2f}, q={q:.2f}\n"
                  f"E0 = {E0:.3f} (E_sad = {SADDLE_ENERGY:.3f}): predicted {predicted.outcome}, reached {reached}")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=7.5)
@@ -235,7 +231,7 @@ def attention_critical_sets(ax, p, q, e_lim=(-2.0, 2.0), w_lim=(-2.0, 2.0), a_li
     """
     from .canonical import W_SADDLE, c_star
 
-    iid = _iid(p, q)
+    iid = is_iid(p, q)
     lo_c, hi_c = (plotting.LOCAL, plotting.MAXIMA) if p + q > 1 else (plotting.MAXIMA, plotting.LOCAL)
     if iid:
         lo_c = hi_c = plotting.GLOBAL
@@ -324,7 +320,7 @@ def draw_attention(p, q, e0, w0, a0, ax=None, t_max=2e4):
     handles += [Line2D([], [], color="k", lw=1.8, marker="o", ms=4, label=r"flow from $(e_0, w_0, a_0)$"),
                 Line2D([], [], color=colour, marker="*", mec="k", ms=11, ls="none", label=f"reached: {reached}")]
     ax.legend(handles=handles, loc="upper left", fontsize=7, bbox_to_anchor=(0.0, 1.0))
-    side = "p+q=1" if _iid(p, q) else ("p+q>1" if p + q > 1 else "p+q<1")
+    side = "p+q=1" if is_iid(p, q) else ("p+q>1" if p + q > 1 else "p+q<1")
     ax.set_title(f"Flow with attention, p={p:.2f}, q={q:.2f} ({side})\n"
                  f"predicted {pred.outcome}, reached {reached}", fontsize=10)
     return {"predicted": pred.outcome, "reached": reached, "limit": end,
