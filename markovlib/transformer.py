@@ -436,6 +436,22 @@ def build_model(init="standard", *, d=8, max_len=1024, attention="softmax", n_st
     return model.init_weights(init, std=std, seed=seed, **init_kw)
 
 
+def random_alpha(d, seed) -> np.ndarray:
+    """A unit direction in {+-1}^d / sqrt(d) (the "hypercube" embedding seen in trained models, reference Sec. 5.1),
+    drawn from ``np.random.default_rng(seed)``."""
+    d = _checks.positive_int("d", d)
+    seed = _checks.nonnegative_int("seed", seed)
+    return np.random.default_rng(seed).choice([-1.0, 1.0], size=d) / math.sqrt(d)
+
+
+def canonical_full_model(e, w, b, *, d=8, max_len=1024, seed=0, attention="softmax") -> "MarkovTransformer":
+    """The full model of reference Sec. 2 (softmax attention by default) loaded with the canonical weights of
+    scalars (e, w), attention scalar a = 0 (its W_Q, W_K, W_V, W_O are zero) and bias ``b``, on the direction
+    :func:`random_alpha` (d, seed). float64."""
+    return MarkovTransformer(d, max_len, attention=attention).init_weights(
+        "canonical", e=e, w=w, b=b, alpha=random_alpha(d, seed), seed=seed)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # low rank diagnostics
 # ------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,88 @@
+"""Tests of the chapter helpers: report (printing policy, verification records), params, numdiff, roots."""
+import math
+
+import numpy as np
+import pytest
+
+from markovlib import numdiff, params, report, roots
+
+
+def test_fixed_prints_no_negative_zero_and_rounds():
+    assert report.fixed(-1e-12, 4) == "0.0000"
+    assert report.fixed(0.123456, 3) == "0.123"
+    assert report.fixed(float("nan")) == "nan"
+    with pytest.raises(ValueError, match="decimals"):
+        report.fixed(1.0, -1)
+
+
+def test_bound_prints_the_bound_or_the_failure():
+    assert report.bound(3e-14, 1e-12) == "< 1e-12"
+    assert report.bound(-3e-14, 1e-12) == "< 1e-12"
+    assert "not < 1e-12" in report.bound(2e-12, 1e-12)
+    assert "not" in report.bound(float("nan"), 1e-12)
+    assert report.within(-1e-13, 1e-12) and not report.within(float("nan"), 1.0)
+    with pytest.raises(ValueError, match="limit"):
+        report.bound(1.0, 0)
+
+
+def test_wilson_interval_covers_and_matches_closed_form():
+    lo, hi = report.wilson_interval(0, 10)
+    assert lo == 0 and 0.2 < hi < 0.35
+    lo, hi = report.wilson_interval(5, 10)
+    assert lo < 0.5 < hi and math.isclose(lo + hi, 1.0)
+    # Monte Carlo coverage of the 95 % interval at n = 40, p = 0.3 (the Wilson interval is close to nominal)
+    rng = np.random.default_rng(0)
+    k = rng.binomial(40, 0.3, size=4000)
+    lo, hi = report.wilson_interval(k, np.full(k.shape, 40))
+    assert 0.92 < np.mean((lo <= 0.3) & (0.3 <= hi)) < 0.98
+    with pytest.raises(ValueError):
+        report.wilson_interval(3, 2)
+
+
+def test_verification_records_one_row_per_claim_and_raises_on_failure():
+    v = report.Verification()
+    assert v.record("a", True, check="x", measured="< 1e-12", tolerance="1e-12", independent=True)
+    with pytest.raises(ValueError, match="already recorded"):
+        v.record("a", True)
+    with pytest.raises(AssertionError, match="claim failed: b"):
+        v.record("b", np.array([True, False]))
+    assert not v.all_passed and v.summary() == {"checks": 2, "checks_passed": 1, "checks_independent": 1}
+    with pytest.raises(AssertionError, match="claims failed"):
+        v.table()
+    w = report.Verification()
+    w.record("c | d", True, check="k", independent=False)
+    table = w.table()
+    assert table.splitlines()[2] == "| c \\| d | k |  |  | no | PASS |"
+    assert table._repr_markdown_() == str(table)
+
+
+def test_params_accept_lists_from_yaml_and_name_bad_values():
+    assert params.chains("pq", [[0.5, 0.8], (0.1, 0.2)], margin=0.1) == [(0.5, 0.8), (0.1, 0.2)]
+    with pytest.raises(ValueError, match=r"pq\[1\]"):
+        params.chains("pq", [[0.5, 0.8], [0.5, 0.55]], margin=0.1)
+    with pytest.raises(ValueError, match=r"pq\[0\]\[0\]"):
+        params.chains("pq", [[1.5, 0.8]])
+    with pytest.raises(ValueError, match="seeds"):
+        params.positive_int("seeds", 0)
+    with pytest.raises(ValueError, match="x must be a finite"):
+        params.real("x", float("inf"))
+    assert params.int_list("s", [0, 3]) == [0, 3]
+    with pytest.raises(ValueError, match=r"s\[1\]"):
+        params.int_list("s", [0, True])
+
+
+def test_finite_differences_against_closed_forms():
+    f = lambda x: x[0] ** 3 * x[1] + np.sin(x[1])  # noqa: E731
+    x = np.array([0.7, -0.4])
+    g = numdiff.fd_gradient(f, x)
+    assert np.allclose(g, [3 * 0.7**2 * -0.4, 0.7**3 + np.cos(-0.4)], atol=1e-8)
+    H = numdiff.fd_hessian(f, x)
+    assert np.allclose(H, [[6 * 0.7 * -0.4, 3 * 0.7**2], [3 * 0.7**2, -np.sin(-0.4)]], atol=1e-6)
+
+
+def test_multistart_roots_finds_every_zero_of_a_known_field():
+    fun = lambda x: np.array([x[0] ** 2 - 1, x[1]])  # noqa: E731  zeros (+-1, 0)
+    found, ok = roots.multistart_roots(fun, np.random.default_rng(0).uniform(-2, 2, (20, 2)))
+    assert ok.mean() > 0.9
+    assert np.allclose(np.abs(found[ok, 0]), 1) and np.allclose(found[ok, 1], 0, atol=1e-10)
+    assert roots.find_root(lambda x: np.array([x[0] ** 2 + 1]), [0.3]) is None  # no real zero
