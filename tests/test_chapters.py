@@ -1,0 +1,114 @@
+"""The chapters' shape, checked without executing their science: papermill-friendly parameters (one name per line,
+each with a comment, listed by papermill's own inspection), a second parameter set for CI, a generated
+"What was verified" table, and bad parameters stopped in the validation cell with a ValueError naming them."""
+import ast
+import math
+from pathlib import Path
+
+import nbformat
+import papermill
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _chapters():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [ch["file"] for part in toc["parts"] for ch in part.get("chapters", [])]
+    return [ROOT / f"{f}.ipynb" for f in files if (ROOT / f"{f}.ipynb").is_file()]
+
+
+CHAPTERS = _chapters()
+IDS = [nb.stem for nb in CHAPTERS]
+
+
+def _code_cells(nb_path):
+    nb = nbformat.read(nb_path, as_version=4)
+    return nb, [c for c in nb.cells if c.cell_type == "code"]
+
+
+def _parameters(nb_path):
+    """(name, default value, line) of every assignment in the cell tagged ``parameters``."""
+    _, code = _code_cells(nb_path)
+    cell = code[0]
+    assert "parameters" in cell.metadata.get("tags", []), "the first code cell must be tagged 'parameters'"
+    tree = ast.parse(cell.source)
+    lines = cell.source.splitlines()
+    out = []
+    for node in tree.body:
+        assert isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name), \
+            f"parameters cell: one name per assignment, got {ast.unparse(node)!r}"
+        assert node.lineno == node.end_lineno, f"parameters cell: one line per parameter ({node.targets[0].id})"
+        line = lines[node.lineno - 1]
+        out.append((node.targets[0].id, ast.literal_eval(node.value), line))
+    return out
+
+
+def test_there_are_chapters():
+    assert len(CHAPTERS) >= 8
+
+
+@pytest.mark.parametrize("nb_path", CHAPTERS, ids=IDS)
+def test_parameters_one_name_per_line_each_with_a_comment(nb_path):
+    params = _parameters(nb_path)
+    assert params, "no parameters"
+    for name, _, line in params:
+        assert "#" in line, f"parameter {name} has no comment"
+    inspected = papermill.inspect_notebook(str(nb_path))
+    assert list(inspected) == [name for name, _, _ in params]
+    for name, info in inspected.items():
+        assert info["help"], f"papermill lists {name} without its comment"
+
+
+@pytest.mark.parametrize("nb_path", CHAPTERS, ids=IDS)
+def test_second_parameter_set_exists_and_names_parameters(nb_path):
+    path = ROOT / "book" / "ci_params" / f"{nb_path.stem}.yaml"
+    assert path.is_file(), f"missing {path.relative_to(ROOT)}"
+    values = yaml.safe_load(path.read_text())
+    assert isinstance(values, dict) and values
+    names = {name for name, _, _ in _parameters(nb_path)}
+    assert set(values) <= names, f"unknown parameters {sorted(set(values) - names)}"
+
+
+@pytest.mark.parametrize("nb_path", CHAPTERS, ids=IDS)
+def test_what_was_verified_table_is_generated(nb_path):
+    nb, code = _code_cells(nb_path)
+    assert code[-1].source.strip() == "verified.table()", "the last code cell must print the generated table"
+    text = code[-1].outputs[0]["data"]["text/plain"] if code[-1].outputs else ""
+    assert "| claim |" in text and "FAIL" not in text
+    heading = [i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## What was verified" in c.source]
+    assert heading, "no '## What was verified' section"
+    for c in nb.cells[heading[0]:]:
+        if c.cell_type == "markdown":
+            assert "|---" not in c.source.replace(" ", ""), "a typed table under 'What was verified'"
+
+
+def _bad_override(params):
+    """The first scalar parameter and a value that no validator accepts (-1 for counts and seeds, NaN for reals)."""
+    for name, value, _ in params:
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int):
+            return name, -1
+        if isinstance(value, float):
+            return name, math.nan
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("nb_path", CHAPTERS, ids=IDS)
+def test_bad_parameter_stops_in_the_validation_cell(nb_path, tmp_path):
+    bad = _bad_override(_parameters(nb_path))
+    assert bad is not None
+    name, value = bad
+    with pytest.raises(papermill.PapermillExecutionError) as info:
+        papermill.execute_notebook(str(nb_path), str(tmp_path / "out.ipynb"), parameters={name: value},
+                                   cwd=str(ROOT), progress_bar=False, kernel_name="python3")
+    err = info.value
+    assert err.ename == "ValueError" and name in err.evalue, (err.ename, err.evalue)
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    code = [c for c in out.cells if c.cell_type == "code"]
+    # cells: parameters, injected-parameters, validation: the error is in the validation cell
+    failed = [i for i, c in enumerate(code) if any(o.get("output_type") == "error" for o in c.get("outputs", []))]
+    assert failed == [2], f"the error should stop the validation cell (code cell 2), got {failed}"
