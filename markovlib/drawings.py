@@ -190,7 +190,7 @@ def attention_critical_sets(ax, p, q, e_lim=(-2.0, 2.0), w_lim=(-2.0, 2.0), a_li
     the saddle line {e = 0, w = -1/sqrt 2} and the saddle curve Sigma = {w = -1/sqrt 2, a = -1/e^2} (yellow); the
     surface of global minima {c = c*} as green mesh lines of constant a (w = sign(t) sqrt(|t|/2), t = c*/f - 1).
     """
-    from .canonical import W_SADDLE, c_star
+    from .canonical import W_SADDLE, _pre_coefficient, c_star
 
     iid = is_iid(p, q)
     lo_c, hi_c = (plotting.LOCAL, plotting.MAXIMA) if p + q > 1 else (plotting.MAXIMA, plotting.LOCAL)
@@ -211,7 +211,7 @@ def attention_critical_sets(ax, p, q, e_lim=(-2.0, 2.0), w_lim=(-2.0, 2.0), a_li
     ax.plot(e, np.full_like(e, W_SADDLE), a_sig, color=plotting.SADDLE, lw=2.0, ls="--")
     cs = c_star(p, q)
     for a in np.linspace(*a_lim, n_mesh):
-        f = e * e * (1 + a * e * e)
+        f = _pre_coefficient(e, a)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = cs / f - 1.0
             w = np.sign(t) * np.sqrt(np.abs(t) / 2)
