@@ -119,8 +119,8 @@ class PlanarLabel(NamedTuple):
 def _planar_field(y, sgn):
     """Unit-speed gradient field of f in (l, a), l = log e^2: descending (sgn = +1) (l', a') ~ -(4z, u^2),
     z = 1 + 2 a u, u = e^l (from u' = -4 u z, a' = -u^2, the time-rescaled descent of f)."""
-    l, a = y[:, 0], y[:, 1]
-    u = np.exp(np.minimum(l, 300.0))
+    log_u, a = y[:, 0], y[:, 1]
+    u = np.exp(np.minimum(log_u, 300.0))
     z = 1 + 2 * a * u
     v = np.stack([-4 * z, -u * u], axis=1)
     norm = np.sqrt(np.sum(v * v, axis=1)) + 1e-300

@@ -50,7 +50,8 @@ def bench_sampler(quick: bool = False, p: float = 0.2, q: float = 0.3):
     sizes = [(16, 1024), (64, 1024)] if quick else [(16, 1024), (1024, 1024), (256, 4096)]
     repeats = 3 if quick else 7
     print(f"Sampler benchmark, chain p={p}, q={q}, one CPU thread, best of {repeats}")
-    header = f"{'batch x length':>16} {'tokens':>9} {'loop tok/s':>12} {'numpy tok/s':>13} {'torch tok/s':>13} {'speed-up':>9}"
+    header = (f"{'batch x length':>16} {'tokens':>9} {'loop tok/s':>12} {'numpy tok/s':>13} {'torch tok/s':>13} "
+              f"{'speed-up':>9}")
     print(header)
     rows = []
     for batch, length in sizes:

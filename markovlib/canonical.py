@@ -217,7 +217,8 @@ def hessian(e, w, p, q, b=None):
     m = _m(w)
     c = _coefficient(e, w)
     gc = np.stack([2 * e * m, 4 * e * e * np.abs(w)], axis=-1)
-    hc = np.stack([np.stack([2 * m, 8 * e * np.abs(w)], -1), np.stack([8 * e * np.abs(w), 4 * e * e * np.sign(w)], -1)], -2)
+    hc = np.stack([np.stack([2 * m, 8 * e * np.abs(w)], -1),
+                   np.stack([8 * e * np.abs(w), 4 * e * e * np.sign(w)], -1)], -2)
     if b is None:
         g1, g2 = _reduced_loss_grad(c, p, q), _reduced_loss_hess(c, p, q)
         return g2[..., None, None] * gc[..., :, None] * gc[..., None, :] + g1[..., None, None] * hc

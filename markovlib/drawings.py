@@ -12,7 +12,6 @@ import numpy as np
 from . import plotting
 from .canonical import is_iid
 
-
 # --- Loss landscape and energy explorers (chapters loss_landscape and gradient_flow_energy) ---
 
 OUTCOME_NAMES = ("global_min", "local_min", "local_max", "saddle", "undecided")
@@ -161,6 +160,7 @@ def draw_energy(p, q, e0, w0, ax=None, t_max=2e4, arrows=True):
     "reached_point", "energy0", "energy_drift"} (energy0 and energy_drift are NaN on the invariant line w0 = 0).
     """
     import matplotlib.pyplot as plt
+
     from .energy import SADDLE_ENERGY, energy
 
     predicted, tr, reached = flow_outcomes(p, q, e0, w0, t_max=t_max)

@@ -110,8 +110,8 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
                     progress=False):
     """Advance many initializations of gradient flow at once (vectorized Dormand-Prince 5(4), one step size each).
 
-    Each flow runs until |grad L| < gtol or c = c* to rounding (it has reached a critical point) or t = t_max; finished flows leave the
-    active set, so the cost follows the slowest flows only. The final point is classified with
+    Each flow runs until |grad L| < gtol or c = c* to rounding (it has reached a critical point) or t = t_max;
+    finished flows leave the active set, so the cost follows the slowest flows only. The final point is classified with
     ``canonical.classify`` at tolerance 1e-6 (2-D), or as "global_min" / "unigram" (c -> c* / c -> 0) in 3-D.
     """
     p, q = _checks.probability("p", p), _checks.probability("q", q)

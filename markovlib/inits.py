@@ -52,8 +52,8 @@ def initialize(model, scheme="standard", *, std=0.02, seed=None, generator=None,
         converges to a global minimum only because w0 < -1/sqrt(2) and p + q > 1 (Thm 2); for p + q < 1
         the canonical flow from it ends at a local minimum on the w-axis (Thm 8;
         ``markovlib.energy.predict_limit(-2*sqrt(2), -16, 0.2, 0.3)`` gives ``local_min``).
-        ``"canonical"``: exact canonical weights for given scalars (e, w, a) (:mod:`markovlib.transformer` docstring, reference
-        Sec. 3 and Sec. 6); ``a != 0`` needs linear attention; with softmax attention and a = 0 the
+        ``"canonical"``: exact canonical weights for given scalars (e, w, a) (:mod:`markovlib.transformer`
+        docstring, reference Sec. 3 and Sec. 6); ``a != 0`` needs linear attention; with softmax attention and a = 0 the
         attention weights are zero (y = x). ``b`` a number or ``"optimal"`` (needs ``p``, ``q``; then
         b = b* of :func:`optimal_canonical_bias`).
     """

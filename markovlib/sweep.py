@@ -227,8 +227,9 @@ def run_sweep(notebook, grid, out, *, scheduler=None, workers=2, timeout=1800, k
     try:
         futures = {}
         for i, (params, nb_out, res) in enumerate(tasks):
+            key = f"markovlib-sweep-{out.name}-{i}-{time.time_ns()}"
             fut = client.submit(run_notebook, str(notebook), params, str(nb_out), str(res), timeout=timeout,
-                                kernel_name=kernel_name, pure=False, key=f"markovlib-sweep-{out.name}-{i}-{time.time_ns()}")
+                                kernel_name=kernel_name, pure=False, key=key)
             futures[fut] = i
         for done, fut in enumerate(as_completed(list(futures)), 1):
             i = futures[fut]

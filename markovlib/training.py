@@ -333,8 +333,8 @@ class Trainer:
         if not path.is_file():
             raise ValueError(f"resume checkpoint {str(path)!r} does not exist")
         state = torch.load(path, map_location="cpu", weights_only=True)
-        trainer = cls(TrainConfig.from_dict(state["config"]), out=out if out is not None else path.parent, device=device,
-                      progress=progress)
+        trainer = cls(TrainConfig.from_dict(state["config"]), out=out if out is not None else path.parent,
+                      device=device, progress=progress)
         trainer.load_state_dict(state)
         return trainer
 

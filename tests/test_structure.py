@@ -4,12 +4,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "markovlib"
 MAX_LINES = 350
-
-
-def _module_name(path):
-    return path.stem
 
 
 def import_graph():
@@ -103,6 +101,7 @@ print("HEAVY", heavy)
 """
 
 
+@pytest.mark.slow
 def test_training_and_integration_load_neither_matplotlib_nor_ipywidgets():
     done = subprocess.run([sys.executable, "-c", LIGHT], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -30,6 +30,7 @@ def read_rows(path):
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_sweep_local_cluster_with_a_failure(tmp_path, capsys):
     nb = tiny_notebook(tmp_path / "tiny.ipynb")
     out = tmp_path / "sweep"

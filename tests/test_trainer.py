@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from markovlib import cli
+from markovlib.chain import MarkovChain
 from markovlib.trainer import (
     METRIC_COLUMNS,
     TrainConfig,
@@ -18,7 +19,6 @@ from markovlib.trainer import (
     sample_batch,
     train_many,
 )
-from markovlib.chain import MarkovChain
 
 torch.set_num_threads(1)
 
@@ -158,6 +158,7 @@ def test_short_run_reduces_loss():
     assert summary["nearest"] == "entropy_rate"
 
 
+@pytest.mark.slow
 def test_bench_train_quick(capsys):
     res = bench_train(quick=True)
     out = capsys.readouterr().out
@@ -166,6 +167,7 @@ def test_bench_train_quick(capsys):
     assert res["speedup"] > 1.0
 
 
+@pytest.mark.slow
 def test_train_many_matches_single_runs_and_validates_first():
     configs = [dict(TINY, seed=s, steps=4) for s in (0, 1)]
     inline = train_many(configs, workers=1, progress=False)
