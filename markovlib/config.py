@@ -75,12 +75,11 @@ def batch_seed(seed, step, stream=TRAIN_STREAM) -> int:
 
 
 def sample_batch(chain: MarkovChain, batch, length, seed, device) -> torch.Tensor:
-    """``chain.sample(..., backend="torch")`` on ``device`` (the sampler works in float64, which MPS lacks:
-    there the batch is drawn on the CPU and moved)."""
-    device = torch.device(device)
-    if device.type == "mps":
-        return chain.sample(batch, length, seed=seed, backend="torch").to(device)
-    return chain.sample(batch, length, seed=seed, backend="torch", device=device)
+    """``chain.sample(..., seed=seed, backend="torch")`` drawn with torch's CPU generator and moved to ``device``:
+    the data of a run do not depend on the device (CUDA's generator gives other numbers for the same seed, and
+    MPS lacks the sampler's float64), so a run on a GPU sees exactly the batches of the same run on a CPU."""
+    x = chain.sample(batch, length, seed=seed, backend="torch")
+    return x if torch.device(device).type == "cpu" else x.to(device)
 
 
 def _knob(default, help, **meta):
