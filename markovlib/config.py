@@ -21,10 +21,10 @@ import torch
 from . import _checks
 from .chain import MarkovChain
 from .inits import INITS
+from .transformer import ATTENTIONS
 
 OPTIMIZERS = ("adamw", "sgd")
 SCHEDULES = ("cosine", "constant")
-ATTENTION_CHOICES = ("softmax", "linear", None)
 DTYPES = ("float32", "float64")
 CHECKPOINT_NAME = "checkpoint.pt"
 METRICS_NAME = "metrics.csv"
@@ -100,7 +100,7 @@ class TrainConfig:
     d: int = _knob(8, "embedding dimension, >= 1")
     batch: int = _knob(16, "sequences per batch, >= 1")
     length: int = _knob(1024, "context length N (sequences of N + 1 symbols), >= 1")
-    attention: str | None = _knob("softmax", "attention: softmax, linear or none", choices=ATTENTION_CHOICES)
+    attention: str | None = _knob("softmax", "attention: softmax, linear or none", choices=ATTENTIONS)
     init: str = _knob("standard", "initialization scheme", choices=INITS)
     init_std: float = _knob(0.02, "std of the Gaussian initialization, > 0")
     init_kwargs: dict = _knob({}, "canonical scalars e, w, a, b, alpha, u of the guideline / canonical init",
