@@ -1,5 +1,6 @@
 """The package's structure (issue 10): an acyclic import graph, light training and integration, short modules."""
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -102,7 +103,12 @@ print("HEAVY", heavy)
 
 
 @pytest.mark.slow
-def test_training_and_integration_load_neither_matplotlib_nor_ipywidgets():
-    done = subprocess.run([sys.executable, "-c", LIGHT], capture_output=True, text=True, timeout=300)
+@pytest.mark.parametrize("batch", ["1", None])
+def test_training_and_integration_load_neither_matplotlib_nor_ipywidgets(batch):
+    env = {k: v for k, v in os.environ.items() if k != "MARKOVLIB_BATCH"}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)  # this checkout's markovlib, as in the parent process
+    if batch is not None:  # a batch run (nbval, sweeps); else as from a terminal (IPython is asked for a kernel)
+        env["MARKOVLIB_BATCH"] = batch
+    done = subprocess.run([sys.executable, "-c", LIGHT], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "HEAVY []", done.stdout
