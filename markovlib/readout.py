@@ -148,8 +148,7 @@ def canonical_scalars(model, *, check=False, rtol=1e-6) -> CanonicalScalars:
             raise ValueError("check=True needs attention None or 'linear'")
         ref = type(model)(model.d, model.max_len, attention=model.attention, hidden=model.hidden)
         u_pos = u.clamp(min=0)  # a perturbed W_1 can give slightly negative entries: then W_1 will not match
-        if float(u_pos.norm()) == 0:
-            u_pos = torch.ones_like(u)
+        # (u_pos != 0: u is signed so that sum(u) > 0)
         ref.init_weights("canonical", e=e, w=w, a=a, b=b, alpha=alpha.numpy(), u=u_pos.numpy())
         for name, prm in ref.named_parameters():
             if name in ("W_Q", "W_K", "W_V", "W_O"):
