@@ -38,9 +38,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _checks
-from .canonical import reduced_loss_grad, reduced_loss_hess
-from .canonical import classify as canonical_classify
-from .canonical import is_iid
+from ._numerics import bisect, dopri54_step
+from .canonical import _classify, _grad_c, _m, _pq, _pre_coefficient, _reduced_loss_grad, _reduced_loss_hess, is_iid
 from .energy import SADDLE_ENERGY, energy, predict_limit
 
 __all__ = [
@@ -51,10 +50,6 @@ __all__ = [
 _L_END = -46.0  # log(e^2) at which a descending planar line counts as having reached e = 0 (e ~ 1e-10)
 
 
-def _m(w):
-    return 1.0 + 2.0 * w * np.abs(w)
-
-
 def attention_factor(e, a):
     """k(e, a) = 1 + a e^2: the attention layer multiplies the embedding by it, y_n = e k (x_n - 1/2) alpha."""
     e, a = _checks.finite_array("e", e), _checks.finite_array("a", a)
@@ -63,17 +58,13 @@ def attention_factor(e, a):
 
 def pre_coefficient(e, a):
     """f(e, a) = e^2 (1 + a e^2), so that c(e, w, a) = f(e, a) (1 + 2w|w|) (App. G)."""
-    e, a = _checks.finite_array("e", e), _checks.finite_array("a", a)
-    return e * e * (1.0 + a * e * e)
+    return _pre_coefficient(_checks.finite_array("e", e), _checks.finite_array("a", a))
 
 
 def coefficient_grad(e, w, a):
     """grad c = (f_e m, f m'(w), f_a m) with f_e = 2e + 4 a e^3, f_a = e^4, m'(w) = 4|w|. Shape (..., 3)."""
     e, w, a = np.broadcast_arrays(*(_checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a))))
-    e2 = e * e
-    f = e2 * (1 + a * e2)
-    m = _m(w)
-    return np.stack([(2 * e + 4 * a * e2 * e) * m, f * 4 * np.abs(w), e2 * e2 * m], axis=-1)
+    return np.stack(_grad_c(e, w, a), axis=-1)
 
 
 def hessian(e, w, a, p, q):
@@ -82,9 +73,10 @@ def hessian(e, w, a, p, q):
     hess c = [[f_ee m, f_e m', f_ea m], [f_e m', f m'', f_a m'], [f_ea m, f_a m', 0]] with f_ee = 2 + 12 a e^2,
     f_ea = 4 e^3, m' = 4|w|, m'' = 4 sign(w) (undefined at w = 0, where 0 is used). Shape (..., 3, 3).
     """
+    p, q = _pq(p, q)
     e, w, a = np.broadcast_arrays(*(_checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a))))
     e2 = e * e
-    f = e2 * (1 + a * e2)
+    f = _pre_coefficient(e, a)
     fe, fa = 2 * e + 4 * a * e2 * e, e2 * e2
     fee, fea = 2 + 12 * a * e2, 4 * e2 * e
     m, m1, m2 = _m(w), 4 * np.abs(w), 4 * np.sign(w)
@@ -93,7 +85,7 @@ def hessian(e, w, a, p, q):
     hc = np.stack([np.stack([fee * m, fe * m1, fea * m], -1),
                    np.stack([fe * m1, f * m2, fa * m1], -1),
                    np.stack([fea * m, fa * m1, np.zeros_like(e)], -1)], -2)
-    g1, g2 = reduced_loss_grad(c, p, q), reduced_loss_hess(c, p, q)
+    g1, g2 = _reduced_loss_grad(c, p, q), _reduced_loss_hess(c, p, q)
     g1, g2 = np.asarray(g1), np.asarray(g2)
     return g2[..., None, None] * gc[..., :, None] * gc[..., None, :] + g1[..., None, None] * hc
 
@@ -106,7 +98,9 @@ def classify(e, w, a, p, q, atol=1e-8):
     "saddle" on the curve Sigma = {m = 0, k = 0} (strict saddle: Hessian eigenvalues -lambda, 0, +lambda);
     "regular" elsewhere. For p + q = 1 every critical point is a global minimum. Returns str or array of str.
     """
-    return canonical_classify(e, w, p, q, atol=atol, a=a)
+    p, q = _pq(p, q)
+    e, w, a = (_checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a)))
+    return _classify(e, w, p, q, atol, a)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -122,21 +116,11 @@ class PlanarLabel(NamedTuple):
     a_gamma: np.ndarray
 
 
-# Dormand-Prince 5(4)
-_DP_C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
-_DP_A = ((), (1 / 5,), (3 / 40, 9 / 40), (44 / 45, -56 / 15, 32 / 9),
-         (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
-         (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656),
-         (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84))
-_DP_B5 = np.array([35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0.0])
-_DP_B4 = np.array([5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40])
-
-
 def _planar_field(y, sgn):
     """Unit-speed gradient field of f in (l, a), l = log e^2: descending (sgn = +1) (l', a') ~ -(4z, u^2),
     z = 1 + 2 a u, u = e^l (from u' = -4 u z, a' = -u^2, the time-rescaled descent of f)."""
-    l, a = y[:, 0], y[:, 1]
-    u = np.exp(np.minimum(l, 300.0))
+    log_u, a = y[:, 0], y[:, 1]
+    u = np.exp(np.minimum(log_u, 300.0))
     z = 1 + 2 * a * u
     v = np.stack([-4 * z, -u * u], axis=1)
     norm = np.sqrt(np.sum(v * v, axis=1)) + 1e-300
@@ -170,15 +154,8 @@ def planar_label(e, a, rtol=1e-11, atol=1e-12, max_steps=20000):
     while active.size and steps < max_steps:
         steps += 1
         ya, ha, sa = y[active], h[active], sgn[active]
-        k = [_planar_field(ya, sa)]
-        for i in range(1, 7):
-            yi = ya + ha[:, None] * sum(_DP_A[i][j] * k[j] for j in range(i) if _DP_A[i][j] != 0)
-            k.append(_planar_field(yi, sa))
-        y5 = ya + ha[:, None] * sum(_DP_B5[j] * k[j] for j in range(7) if _DP_B5[j] != 0)
-        err = ha[:, None] * sum((_DP_B5[j] - _DP_B4[j]) * k[j] for j in range(7))
-        scale = atol + rtol * np.maximum(np.abs(ya), np.abs(y5))
-        en = np.sqrt(np.mean((err / scale) ** 2, axis=1))
-        ok = en <= 1.0
+        y5, _, en, ok, factor = dopri54_step(lambda yy: _planar_field(yy, sa), ya, ha, _planar_field(ya, sa),
+                                             rtol, atol)
         # a step that crosses Gamma is retried with a smaller step until it is tiny: the crossing is then located
         z_old = 1 + 2 * ya[:, 1] * np.exp(np.minimum(ya[:, 0], 300.0))
         z_new = 1 + 2 * y5[:, 1] * np.exp(np.minimum(y5[:, 0], 300.0))
@@ -186,7 +163,6 @@ def planar_label(e, a, rtol=1e-11, atol=1e-12, max_steps=20000):
         tiny = ha < 1e-12
         retry = crosses & ~tiny
         accept = ok & ~retry
-        factor = np.clip(0.9 * np.where(en > 0, en, 1e-10) ** -0.2, 0.2, 5.0)
         h_new = np.minimum(ha * factor, 0.5)
         h_new = np.where(retry, ha / 8, h_new)
         h[active] = h_new
@@ -254,20 +230,14 @@ def basin_boundary(e, a, label=None):
     ok = np.isfinite(psi)
     psi = np.where(ok, np.maximum(psi, -SADDLE_ENERGY), 0.0)
     u_m = -0.5 * np.log(2.0)
-    phi = lambda u: np.exp(2 * u) - u  # noqa: E731
-
-    def bisect(lo, hi, decreasing):
-        lo, hi = np.broadcast_to(lo, psi.shape).astype(float), np.broadcast_to(hi, psi.shape).astype(float)
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            above = phi(mid) > psi  # phi(mid) > psi: root lies towards larger u if phi decreasing
-            go_right = above if decreasing else ~above
-            lo, hi = np.where(go_right, mid, lo), np.where(go_right, hi, mid)
-        return 0.5 * (lo + hi)
-
+    above = lambda u: np.exp(2 * u) - u > psi  # noqa: E731  (phi(u) = e^{2u} - u above the level psi)
     big = np.abs(psi) + 5.0
-    u_high = bisect(-big - 1.0, u_m, True)  # phi decreasing on (-inf, u_m]: the root nearer w = 0
-    u_low = bisect(u_m, 0.5 * np.log(big) + 2.0, False)
+    full = lambda x: np.broadcast_to(x, psi.shape).astype(float)  # noqa: E731
+    # phi decreases on (-inf, u_m]: the root nearer w = 0 is right of mid where phi(mid) is above psi; phi
+    # increases beyond u_m: the root is right of mid where phi(mid) is not above psi (phi is flat near u_m, so
+    # this tie rule fixes the result there); 200 halvings
+    u_high = bisect(above, full(-big - 1.0), full(u_m))
+    u_low = bisect(lambda u: ~above(u), full(u_m), full(0.5 * np.log(big) + 2.0))
     w_low, w_high = -np.exp(u_low), -np.exp(u_high)
     nan = np.full(psi.shape, np.nan)
     w_low, w_high = np.where(ok, w_low, nan), np.where(ok, w_high, nan)

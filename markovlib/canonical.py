@@ -49,17 +49,32 @@ def _m(w):
     return 1.0 + 2.0 * w * np.abs(w)
 
 
+# Unchecked kernels (prefix _): the public functions below validate their arguments once and call these; the
+# other modules of the package call them with arguments they have already validated.
+def _pre_coefficient(e, a):
+    """f(e, a) = e^2 (1 + a e^2) (App. G)."""
+    e2 = e * e
+    return e2 * (1.0 + a * e2)
+
+
+def _coefficient(e, w, a=0.0):
+    """c(e, w, a) = f(e, a) m(w), unchecked."""
+    return _pre_coefficient(e, a) * _m(w)
+
+
+def _c_star(p, q):
+    return float(np.log1p(-p) + np.log1p(-q) - np.log(p) - np.log(q))
+
+
 def coefficient(e, w, a=0.0):
     """c(e, w, a) = e^2 (1 + a e^2)(1 + 2 w|w|): the coefficient of x_n in the logit (App. C; App. G for a)."""
     e, w, a = (_checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a)))
-    e2 = e * e
-    return e2 * (1.0 + a * e2) * _m(w)
+    return _coefficient(e, w, a)
 
 
 def c_star(p, q):
     """The optimal coefficient c* = log((1-p)(1-q)/(pq)) (then sigma(beta*) = p, sigma(c*+beta*) = 1-q)."""
-    p, q = _pq(p, q)
-    return float(np.log1p(-p) + np.log1p(-q) - np.log(p) - np.log(q))
+    return _c_star(*_pq(p, q))
 
 
 def optimal_beta(c, p, q):
@@ -70,7 +85,10 @@ def optimal_beta(c, p, q):
     the sum cancels, and D = 4pq e^c / (S + (p - q)) is used instead.
     """
     p, q = _pq(p, q)
-    c = _checks.finite_array("c", c)
+    return _optimal_beta(_checks.finite_array("c", c), p, q)
+
+
+def _optimal_beta(c, p, q):
     d = q - p
     log4pq = np.log(4 * p * q)
     with np.errstate(divide="ignore"):
@@ -86,15 +104,18 @@ def optimal_beta(c, p, q):
 
 def optimal_bias(e, w, p, q, a=0.0):
     """b*(e, w) = e^2 (1 + a e^2)/2 + beta*(c(e, w, a))  (Lemma 5)."""
+    p, q = _pq(p, q)
     e, w, a = (_checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a)))
-    e2 = e * e
-    return e2 * (1.0 + a * e2) / 2.0 + optimal_beta(coefficient(e, w, a), p, q)
+    return _pre_coefficient(e, a) / 2.0 + _optimal_beta(_coefficient(e, w, a), p, q)
 
 
 def logistic_loss(c, beta, p, q):
     """Lemma 2: E[l((2x' - 1)(c x + beta))] with x ~ pi, x' | x ~ P, l(z) = log(1 + e^-z). Stable."""
     p, q = _pq(p, q)
-    c, beta = _checks.finite_array("c", c), _checks.finite_array("beta", beta)
+    return _logistic_loss(_checks.finite_array("c", c), _checks.finite_array("beta", beta), p, q)
+
+
+def _logistic_loss(c, beta, p, q):
     pi0, pi1 = q / (p + q), p / (p + q)
     from_0 = p * softplus(-beta) + (1 - p) * softplus(beta)  # x = 0: next is 1 with prob. p
     from_1 = (1 - q) * softplus(-(c + beta)) + q * softplus(c + beta)  # x = 1: next is 1 with prob. 1 - q
@@ -103,21 +124,32 @@ def logistic_loss(c, beta, p, q):
 
 def reduced_loss(c, p, q):
     """g(c) = min_beta E[l(...)] = logistic_loss(c, beta*(c)); convex in c, minimum c* (Lemma 5)."""
-    return logistic_loss(c, optimal_beta(c, p, q), p, q)
+    p, q = _pq(p, q)
+    return _reduced_loss(_checks.finite_array("c", c), p, q)
+
+
+def _reduced_loss(c, p, q):
+    return _logistic_loss(c, _optimal_beta(c, p, q), p, q)
 
 
 def reduced_loss_grad(c, p, q):
     """g'(c) = pi1 (sigma(c + beta*(c)) - (1 - q)) by the envelope theorem (Lemma 5)."""
     p, q = _pq(p, q)
-    c = _checks.finite_array("c", c)
-    return p / (p + q) * (sigmoid(c + optimal_beta(c, p, q)) - (1 - q))
+    return _reduced_loss_grad(_checks.finite_array("c", c), p, q)
+
+
+def _reduced_loss_grad(c, p, q):
+    return p / (p + q) * (sigmoid(c + _optimal_beta(c, p, q)) - (1 - q))
 
 
 def reduced_loss_hess(c, p, q):
     """g''(c) = pi1 s1 q s0 / (q s0 + p s1), s0 = sigma'(beta*), s1 = sigma'(c + beta*) (implicit function thm)."""
     p, q = _pq(p, q)
-    c = _checks.finite_array("c", c)
-    beta = optimal_beta(c, p, q)
+    return _reduced_loss_hess(_checks.finite_array("c", c), p, q)
+
+
+def _reduced_loss_hess(c, p, q):
+    beta = _optimal_beta(c, p, q)
     s0 = sigmoid(beta) * sigmoid(-beta)
     s1 = sigmoid(c + beta) * sigmoid(-(c + beta))
     return p / (p + q) * s1 * q * s0 / (q * s0 + p * s1)
@@ -126,11 +158,12 @@ def reduced_loss_hess(c, p, q):
 def loss(e, w, p, q, a=0.0, b=None):
     """The canonical loss. ``b=None``: the reduced loss L(e, w, a) = g(c(e, w, a)) (optimal bias, Lemma 5);
     otherwise the loss at bias b with beta = b - e^2(1 + a e^2)/2 (Lemma 2)."""
-    c = coefficient(e, w, a)
+    p, q = _pq(p, q)
+    e, w, a = (_checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a)))
+    c = _coefficient(e, w, a)
     if b is None:
-        return reduced_loss(c, p, q)
-    e, a, b = (_checks.finite_array(n, v) for n, v in (("e", e), ("a", a), ("b", b)))
-    return logistic_loss(c, b - e * e * (1.0 + a * e * e) / 2.0, p, q)
+        return _reduced_loss(c, p, q)
+    return _logistic_loss(c, _checks.finite_array("b", b) - _pre_coefficient(e, a) / 2.0, p, q)
 
 
 def _grad_c(e, w, a):
@@ -152,15 +185,15 @@ def grad(e, w, p, q, a=None, b=None):
     e, w = _checks.finite_array("e", e), _checks.finite_array("w", w)
     a_ = _checks.finite_array("a", a) if has_a else np.zeros(())
     e, w, a_ = np.broadcast_arrays(e, w, a_)
-    c = coefficient(e, w, a_)
+    c = _coefficient(e, w, a_)
     dc = _grad_c(e, w, a_)
     if b is None:
-        gp = reduced_loss_grad(c, p, q)
+        gp = _reduced_loss_grad(c, p, q)
         out = [gp * dc[0], gp * dc[1]] + ([gp * dc[2]] if has_a else [])
         return tuple(out)
     b = _checks.finite_array("b", b)
     e2 = e * e
-    beta = b - e2 * (1 + a_ * e2) / 2
+    beta = b - _pre_coefficient(e, a_) / 2
     pi0, pi1 = q / (p + q), p / (p + q)
     Fc = pi1 * (sigmoid(c + beta) - (1 - q))  # dL/dc at fixed beta
     Fb = pi0 * (sigmoid(beta) - p) + Fc  # dL/dbeta
@@ -182,11 +215,12 @@ def hessian(e, w, p, q, b=None):
     p, q = _pq(p, q)
     e, w = np.broadcast_arrays(_checks.finite_array("e", e), _checks.finite_array("w", w))
     m = _m(w)
-    c = e * e * m
+    c = _coefficient(e, w)
     gc = np.stack([2 * e * m, 4 * e * e * np.abs(w)], axis=-1)
-    hc = np.stack([np.stack([2 * m, 8 * e * np.abs(w)], -1), np.stack([8 * e * np.abs(w), 4 * e * e * np.sign(w)], -1)], -2)
+    hc = np.stack([np.stack([2 * m, 8 * e * np.abs(w)], -1),
+                   np.stack([8 * e * np.abs(w), 4 * e * e * np.sign(w)], -1)], -2)
     if b is None:
-        g1, g2 = reduced_loss_grad(c, p, q), reduced_loss_hess(c, p, q)
+        g1, g2 = _reduced_loss_grad(c, p, q), _reduced_loss_hess(c, p, q)
         return g2[..., None, None] * gc[..., :, None] * gc[..., None, :] + g1[..., None, None] * hc
     b = np.broadcast_to(_checks.finite_array("b", b), e.shape)
     beta = b - e * e / 2
@@ -242,7 +276,7 @@ def critical_sets(p, q) -> CriticalSets:
     """The loci of Thm 1 with their loss values."""
     p, q = _pq(p, q)
     chain = MarkovChain(p, q)
-    cs = c_star(p, q)
+    cs = _c_star(p, q)
     if is_iid(p, q):
         lmin = lmax = ()
     elif p + q > 1:
@@ -264,11 +298,16 @@ def classify(e, w, p, q, atol=1e-8, a=None):
     array of str.
     """
     p, q = _pq(p, q)
-    a = np.zeros(()) if a is None else _checks.finite_array("a", a)
-    e, w, a = np.broadcast_arrays(_checks.finite_array("e", e), _checks.finite_array("w", w), a)
-    cs = c_star(p, q)
+    a = None if a is None else _checks.finite_array("a", a)
+    return _classify(_checks.finite_array("e", e), _checks.finite_array("w", w), p, q, atol, a)
+
+
+def _classify(e, w, p, q, atol=1e-8, a=None):
+    a = np.zeros(()) if a is None else a
+    e, w, a = np.broadcast_arrays(e, w, a)
+    cs = _c_star(p, q)
     k, m = 1 + a * e * e, _m(w)
-    c = e * e * k * m
+    c = _coefficient(e, w, a)
     on_axis = np.abs(e) <= atol
     on_sigma = ~on_axis & (np.abs(m) <= atol) & (np.abs(k) <= atol)
     at_gamma = ~on_axis & (np.abs(c - cs) <= atol * max(1.0, abs(cs)))

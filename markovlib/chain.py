@@ -124,7 +124,10 @@ class MarkovChain:
 
         device = torch.device(device) if device is not None else torch.device("cpu")
         gen = torch.Generator(device=device)
-        gen.manual_seed(int(seed) if seed is not None else int(torch.seed() % 2**63))
+        if seed is None:
+            gen.seed()  # fresh OS entropy; torch's global generator is left untouched
+        else:
+            gen.manual_seed(int(seed))
         if self.is_binary:
             return _binary_runs_torch(self.p, self.q, batch, length, gen, device)
         return _kernel_torch(self.kernel, self.stationary, batch, length, gen, device)

@@ -18,7 +18,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _checks
-from .canonical import _m, c_star, classify
+from ._numerics import sign_change_root
+from .canonical import _c_star, _classify, _coefficient, _m
 
 SADDLE_ENERGY = -(1.0 + np.log(2.0)) / 2.0  # E(0, -1/sqrt 2), Lemma 12
 
@@ -46,19 +47,6 @@ class Limit(NamedTuple):
     w: object
 
 
-def _bisect(fun, lo, hi, iters=200):
-    """Vectorized bisection for a root of ``fun`` in [lo, hi] where fun(lo) and fun(hi) differ in sign."""
-    flo = np.sign(fun(lo))
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        same = np.sign(fun(mid)) == flo
-        lo = np.where(same, mid, lo)
-        hi = np.where(same, hi, mid)
-        if np.all(np.abs(hi - lo) <= 1e-15 * np.maximum(1.0, np.abs(lo))):
-            break
-    return 0.5 * (lo + hi)
-
-
 def _axis_roots(E0, sign_w):
     """Where the contour {E = E0} meets the w-axis, in u = log|w|: the roots of F(u) = E0 + e^{2u} + sw u.
 
@@ -69,11 +57,11 @@ def _axis_roots(E0, sign_w):
     big = np.abs(E0) + 50.0
     F = lambda u: E0 + np.exp(np.minimum(2 * u, 700.0)) + sign_w * u  # noqa: E731
     if sign_w > 0:  # F increasing in u
-        r = _bisect(F, -big, np.full_like(E0, 0.5 * np.log(big) + 5))
+        r = sign_change_root(F, -big, np.full_like(E0, 0.5 * np.log(big) + 5))
         return r, r
     u_m = np.full_like(E0, -0.5 * np.log(2.0))
-    low = _bisect(F, -big, u_m)  # F decreasing on (-inf, u_m]: the root nearer w = 0, i.e. w_b
-    high = _bisect(F, u_m, np.full_like(E0, 0.5 * np.log(big) + 5))  # the root beyond -1/sqrt 2, i.e. w_a
+    low = sign_change_root(F, -big, u_m)  # F decreasing on (-inf, u_m]: the root nearer w = 0, i.e. w_b
+    high = sign_change_root(F, u_m, np.full_like(E0, 0.5 * np.log(big) + 5))  # the root beyond -1/sqrt 2, i.e. w_a
     return low, high
 
 
@@ -91,7 +79,7 @@ def predict_limit(e0, w0, p, q, tol=1e-12):
     e0, w0 = np.broadcast_arrays(_checks.finite_array("e0", e0), _checks.finite_array("w0", w0))
     shape = e0.shape
     e0, w0 = e0.astype(float).ravel(), w0.astype(float).ravel()
-    cs = c_star(p, q)
+    cs = _c_star(p, q)
     e_lim, w_lim = np.full(e0.shape, np.nan), np.full(e0.shape, np.nan)
 
     # Invariant lines: e0 = 0 is critical (stays put); w0 = 0 flows along the e-axis towards e^2 = max(c*, 0).
@@ -102,7 +90,7 @@ def predict_limit(e0, w0, p, q, tol=1e-12):
     w_lim[on_e_axis] = 0.0
 
     E0 = energy(e0, np.where(w0 == 0, 1.0, w0))
-    c0 = e0 * e0 * _m(w0)
+    c0 = _coefficient(e0, w0)
     for sw in (1.0, -1.0):
         sel = ~fixed & ~on_e_axis & (np.sign(w0) == sw)
         if not np.any(sel):
@@ -137,15 +125,15 @@ def predict_limit(e0, w0, p, q, tol=1e-12):
         # Global: bisect c(u) - c* between u0 and a finite stand-in for the end.
         far = np.where(np.isfinite(end), end, np.where(toward_small_u, -np.abs(E) - 60.0, 60.0))
         g = lambda u: cfun(u) - cs  # noqa: E731
-        root = _bisect(g, u0.copy(), far)
+        root = sign_change_root(g, u0.copy(), far)
         u_lim = np.where(reaches, root, end)
         w_l = sw * np.exp(u_lim)
         e_l = np.where(reaches, es * np.sqrt(np.maximum(F(u_lim), 0.0)), 0.0)
         idx = np.flatnonzero(sel)
         e_lim[idx], w_lim[idx] = e_l, w_l
-    outcome = np.asarray(classify(e_lim, w_lim, p, q, atol=1e-9), dtype=object)
+    outcome = np.asarray(_classify(e_lim, w_lim, p, q, 1e-9), dtype=object)
     # The global minima are found by root solving; mark them even where the bisection left |c - c*| ~ 1e-9.
-    cl = e_lim * e_lim * _m(w_lim)
+    cl = _coefficient(e_lim, w_lim)
     glob = (np.abs(cl - cs) <= 1e-7 * max(1.0, abs(cs))) & (e_lim != 0)
     outcome[glob] = "global_min"
     outcome = outcome.astype(str)

@@ -15,7 +15,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from . import _checks
-from .canonical import _grad_c, _m, c_star, classify, optimal_beta, reduced_loss, sigmoid
+from ._numerics import dopri54_step
+from .canonical import _c_star, _classify, _coefficient, _grad_c, _m, _optimal_beta, _reduced_loss, sigmoid
 from .energy import energy
 
 
@@ -26,8 +27,8 @@ def _field(y, p, q):
     e2 = e * e
     m = _m(w)
     k = 1.0 + a * e2
-    c = e2 * k * m
-    gp = p / (p + q) * (sigmoid(c + optimal_beta(c, p, q)) - (1.0 - q))
+    c = e2 * k * m  # = _coefficient(e, w, a), whose factors the field needs
+    gp = p / (p + q) * (sigmoid(c + _optimal_beta(c, p, q)) - (1.0 - q))
     out = np.empty_like(y)
     out[:, 0] = -gp * (2 * e + 4 * a * e2 * e) * m
     out[:, 1] = -gp * e2 * k * 4 * np.abs(w)
@@ -38,9 +39,7 @@ def _field(y, p, q):
 
 def _coefficient_rows(y):
     """c(e, w[, a]) for each row of a state array (App. C; App. G)."""
-    e2 = y[:, 0] ** 2
-    a = y[:, 2] if y.shape[1] == 3 else 0.0
-    return e2 * (1.0 + a * e2) * _m(y[:, 1])
+    return _coefficient(y[:, 0], y[:, 1], y[:, 2] if y.shape[1] == 3 else 0.0)
 
 
 def _stack(e0, w0, a0):
@@ -68,8 +67,7 @@ class Trajectory:
 
     @property
     def coefficient(self):
-        a = 0.0 if self.a is None else self.a
-        return self.e ** 2 * (1 + a * self.e ** 2) * _m(self.w)
+        return _coefficient(self.e, self.w, 0.0 if self.a is None else self.a)
 
     @property
     def energy_drift(self) -> float:
@@ -94,21 +92,6 @@ def integrate(e0, w0, p, q, a0=None, t_max=2e4, rtol=1e-11, atol=1e-13, method="
     return Trajectory(t=sol.t, e=sol.y[0], w=sol.y[1], a=a, p=p, q=q)
 
 
-# Dormand-Prince 5(4) tableau
-_C = np.array([0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1, 1])
-_A = [
-    [],
-    [1 / 5],
-    [3 / 40, 9 / 40],
-    [44 / 45, -56 / 15, 32 / 9],
-    [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
-    [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
-    [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84],
-]
-_B5 = np.array([35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0])
-_B4 = np.array([5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40])
-
-
 @dataclass
 class BatchResult:
     """Final states of many flows with their classification (see ``integrate_batch``)."""
@@ -127,8 +110,8 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
                     progress=False):
     """Advance many initializations of gradient flow at once (vectorized Dormand-Prince 5(4), one step size each).
 
-    Each flow runs until |grad L| < gtol or c = c* to rounding (it has reached a critical point) or t = t_max; finished flows leave the
-    active set, so the cost follows the slowest flows only. The final point is classified with
+    Each flow runs until |grad L| < gtol or c = c* to rounding (it has reached a critical point) or t = t_max;
+    finished flows leave the active set, so the cost follows the slowest flows only. The final point is classified with
     ``canonical.classify`` at tolerance 1e-6 (2-D), or as "global_min" / "unigram" (c -> c* / c -> 0) in 3-D.
     """
     p, q = _checks.probability("p", p), _checks.probability("q", q)
@@ -137,35 +120,27 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
     n = y.shape[0]
     t = np.zeros(n)
     h = np.full(n, 1e-3)
-    done = np.zeros(n, dtype=bool)
     converged = np.zeros(n, dtype=bool)
     active = np.arange(n)
-    f_act = _field(y, p, q)
+    y0 = y.copy()
+    field = lambda yy: _field(yy, p, q)  # noqa: E731
+    f_act = field(y)
     bar = None
     if progress:
         from .progress import progress_bar
 
         bar = progress_bar(total=n, desc="flows finished", leave=False)
-    cs = c_star(p, q)
+    cs = _c_star(p, q)
     steps = 0
     while active.size and steps < max_steps:
         steps += 1
         ya, ta, ha = y[active], t[active], np.minimum(h[active], t_max - t[active])
-        k = [f_act]
-        for i in range(1, 7):
-            yi = ya + ha[:, None] * sum(_A[i][j] * k[j] for j in range(i) if _A[i][j] != 0)
-            k.append(_field(yi, p, q))
-        y5 = ya + ha[:, None] * sum(_B5[j] * k[j] for j in range(7) if _B5[j] != 0)
-        err = ha[:, None] * sum((_B5[j] - _B4[j]) * k[j] for j in range(7))
-        scale = atol + rtol * np.maximum(np.abs(ya), np.abs(y5))
-        en = np.sqrt(np.mean((err / scale) ** 2, axis=1))
-        ok = en <= 1.0
-        factor = np.clip(0.9 * np.where(en > 0, en, 1e-10) ** -0.2, 0.2, 5.0)
+        y5, k7, _, ok, factor = dopri54_step(field, ya, ha, f_act, rtol, atol)
         h[active] = ha * factor
         acc = active[ok]
         y[acc] = y5[ok]
         t[acc] = ta[ok] + ha[ok]
-        f_new = np.where(ok[:, None], k[6], f_act)  # FSAL: k7 is the field at the accepted point
+        f_new = np.where(ok[:, None], k7, f_act)  # FSAL: k7 is the field at the accepted point
         gnorm = np.sqrt(np.sum(f_new ** 2, axis=1))
         # On the global-minimum manifold {c = c*} the flow has arrived even when |grad L| cannot drop below gtol:
         # there the Hessian's one non-zero eigenvalue g''(c*)|grad c|^2 can be large, and the explicit scheme then
@@ -181,7 +156,6 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
         arrived = (gnorm < gtol) | at_gamma
         fin = ok & (arrived | (t[active] >= t_max * (1 - 1e-12)))
         converged[active[fin & arrived]] = True
-        done[active[fin]] = True
         keep = ~fin
         active, f_act = active[keep], f_new[keep]
         if bar is not None:
@@ -190,9 +164,9 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
         bar.close()
     e, w = y[:, 0], y[:, 1]
     a = y[:, 2] if y.shape[1] == 3 else None
-    E0 = energy(*(_stack(e0, w0, a0)[0].T))
+    E0 = energy(*y0.T)
     drift = np.abs(energy(e, w, a) - E0)
-    outcome = classify_end(e, w, a, p, q)
+    outcome = _classify_end(e, w, a, p, q)
     rs = lambda x: None if x is None else x.reshape(shape)  # noqa: E731
     return BatchResult(e=rs(e), w=rs(w), a=rs(a), t=rs(t), converged=rs(converged), outcome=rs(outcome),
                        energy_drift=rs(drift), steps=steps)
@@ -203,13 +177,18 @@ def classify_end(e, w, a, p, q, tol=1e-6, loss_tol=1e-8):
     in 3-D (``a`` not None) "global_min" / "unigram" (c -> c* / c -> 0) / "undecided". Also "global_min" where the
     loss is within ``loss_tol`` of the entropy rate: for p + q = 1 the minima are degenerate (g'(c) ~ g''(0) c) and
     flows approach them only like t^(-1/2). Broadcasts; a str for scalar input."""
-    e, w = np.asarray(e, dtype=float), np.asarray(w, dtype=float)
-    a = None if a is None else np.asarray(a, dtype=float)
-    cs = c_star(p, q)
-    c = e * e * (1 + (0.0 if a is None else a) * e * e) * _m(w)
-    at_best = reduced_loss(c, p, q) - reduced_loss(cs, p, q) <= loss_tol
+    p, q = _checks.probability("p", p), _checks.probability("q", q)
+    e, w = _checks.finite_array("e", e), _checks.finite_array("w", w)
+    a = None if a is None else _checks.finite_array("a", a)
+    return _classify_end(e, w, a, p, q, tol, loss_tol)
+
+
+def _classify_end(e, w, a, p, q, tol=1e-6, loss_tol=1e-8):
+    cs = _c_star(p, q)
+    c = _coefficient(e, w, 0.0 if a is None else a)
+    at_best = _reduced_loss(c, p, q) - _reduced_loss(cs, p, q) <= loss_tol
     if a is None:
-        out = np.asarray(classify(e, w, p, q, atol=tol), dtype=object)
+        out = np.asarray(_classify(e, w, p, q, tol, None), dtype=object)
         out[out == "regular"] = "undecided"
     else:
         out = np.full(np.broadcast(e, w, a).shape, "undecided", dtype=object)

@@ -59,7 +59,8 @@ def critical_points(ax, p, q, e_lim=2.0, w_lim=(-2.0, 2.0), n=801, legend=True):
         ax.plot([0, 0], list(w_lim), color=GLOBAL, lw=3, solid_capstyle="butt")
         ax.axhline(W_SADDLE, color=GLOBAL, lw=2.2)
     else:
-        for (lo, hi), color, name in ((cs.local_min_w, LOCAL, "local minima"), (cs.local_max_w, MAXIMA, "local maxima")):
+        loci = ((cs.local_min_w, LOCAL, "local minima"), (cs.local_max_w, MAXIMA, "local maxima"))
+        for (lo, hi), color, name in loci:
             lo, hi = max(lo, w_lim[0]), min(hi, w_lim[1])
             ax.plot([0, 0], [lo, hi], color=color, lw=3, solid_capstyle="butt", label=f"{name} (e = 0)")
         ax.plot([0], [W_SADDLE], "o", color=SADDLE, mec="k", ms=7, label="saddle", zorder=5)

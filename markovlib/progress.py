@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 
+from .session import interactive_session
+
 
 def progress_bar(*args, **kwargs):
     """``tqdm(*args, **kwargs)``: the widget bar in an interactive session, else a start/end-only text bar."""
-    from .widgets import interactive_session
-
     if interactive_session():
         from tqdm.auto import tqdm
 

@@ -179,18 +179,29 @@ def run_notebook(notebook, params, output, results_path, *, timeout=1800, kernel
 # ------------------------------------------------------------------------------------------------------------
 # the sweep
 # ------------------------------------------------------------------------------------------------------------
-def run_sweep(notebook, grid, out, *, scheduler=None, workers=2, timeout=1800, kernel_name="python3",
-              verbose=True) -> list[dict]:
-    """Run ``notebook`` over the cartesian ``grid`` (a dict name -> values, or a list of "name=v1,v2"
-    strings) on dask; write ``<out>/results.csv`` and return its rows (dicts). See the module docstring."""
-    notebook = Path(notebook).resolve()
-    if not notebook.is_file() or notebook.suffix != ".ipynb":
+def _validate(notebook, grid, workers, timeout, scheduler):
+    """The sweep's arguments, checked before any work starts (ValueError naming the argument)."""
+    path = Path(notebook).resolve()
+    if not path.is_file() or path.suffix != ".ipynb":
         raise ValueError(f"notebook must be an existing .ipynb file, got {str(notebook)!r}")
     grid = parse_grid(grid) if not isinstance(grid, dict) else grid
     workers = _checks.positive_int("workers", workers)
     timeout = _checks.positive_int("timeout", timeout)
     if scheduler is not None and not (isinstance(scheduler, str) and "://" in scheduler):
         raise ValueError(f"scheduler must be an address like tcp://host:8786, got {scheduler!r}")
+    return path, grid, workers, timeout
+
+
+def check_sweep_args(args) -> None:
+    """Validate the arguments of ``python -m markovlib sweep`` (raises ValueError; nothing is run)."""
+    _validate(args.notebook, args.grid, args.workers, args.timeout, args.scheduler)
+
+
+def run_sweep(notebook, grid, out, *, scheduler=None, workers=2, timeout=1800, kernel_name="python3",
+              verbose=True) -> list[dict]:
+    """Run ``notebook`` over the cartesian ``grid`` (a dict name -> values, or a list of "name=v1,v2"
+    strings) on dask; write ``<out>/results.csv`` and return its rows (dicts). See the module docstring."""
+    notebook, grid, workers, timeout = _validate(notebook, grid, workers, timeout, scheduler)
     out = Path(out).resolve()
     points = grid_points(grid)
     out.mkdir(parents=True, exist_ok=True)
@@ -199,8 +210,13 @@ def run_sweep(notebook, grid, out, *, scheduler=None, workers=2, timeout=1800, k
         name = _run_name(i, params)
         tasks.append((params, out / "notebooks" / f"{notebook.stem}-{name}.ipynb", out / "results" / f"{name}.json"))
 
+    import dask
     from dask.distributed import Client, LocalCluster, as_completed
 
+    # A worker process that dies (a kernel killing its parent, out of memory, os._exit) takes its task down:
+    # the task is reported as failed (KilledWorker) instead of being retried on the next worker, where it would
+    # most likely die again; the other grid points carry on (the nanny restarts the worker).
+    config = dask.config.set({"distributed.scheduler.allowed-failures": 0})  # restored in `finally`
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
@@ -211,8 +227,9 @@ def run_sweep(notebook, grid, out, *, scheduler=None, workers=2, timeout=1800, k
     try:
         futures = {}
         for i, (params, nb_out, res) in enumerate(tasks):
+            key = f"markovlib-sweep-{out.name}-{i}-{time.time_ns()}"
             fut = client.submit(run_notebook, str(notebook), params, str(nb_out), str(res), timeout=timeout,
-                                kernel_name=kernel_name, pure=False, key=f"markovlib-sweep-{out.name}-{i}-{time.time_ns()}")
+                                kernel_name=kernel_name, pure=False, key=key)
             futures[fut] = i
         for done, fut in enumerate(as_completed(list(futures)), 1):
             i = futures[fut]
@@ -229,6 +246,7 @@ def run_sweep(notebook, grid, out, *, scheduler=None, workers=2, timeout=1800, k
         client.close()
         if cluster is not None:
             cluster.close()
+        config.__exit__(None, None, None)
 
     rows = []
     for (params, _, _), outcome in zip(tasks, outcomes):

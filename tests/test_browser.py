@@ -27,7 +27,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 HINT = "Run this notebook in Jupyter to interact"
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(not CHROMIUM.exists(),
+                                 reason="Debian's chromium is not installed (.ci/run installs it)")]
 
 
 def _toc_files():
@@ -78,7 +80,8 @@ def _pages():
     if not HTML.exists():  # collected before the fixture built it: enumerate the toc
         return [f + ".html" for f in _toc_files()] + ["genindex.html", "search.html"]
     return sorted(str(p.relative_to(HTML)) for p in HTML.rglob("*.html")
-                  if not str(p.relative_to(HTML)).startswith(("_static", "_sources", "_images")) and not _is_redirect(p))
+                  if not str(p.relative_to(HTML)).startswith(("_static", "_sources", "_images"))
+                  and not _is_redirect(p))
 
 
 def test_index_redirects_to_the_intro(site, browser):

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from markovlib.chain import MarkovChain, binary_entropy
 
@@ -73,7 +74,8 @@ def test_kernel_chain():
     assert two.is_binary and (two.p, two.q) == (0.3, 0.6)
 
 
-@pytest.mark.parametrize("p,q", [(0.0, 0.5), (1.0, 0.5), (0.5, -0.1), (0.5, 1.2), (np.nan, 0.5), (0.5, np.inf), ("a", 0.5)])
+@pytest.mark.parametrize("p,q", [(0.0, 0.5), (1.0, 0.5), (0.5, -0.1), (0.5, 1.2), (np.nan, 0.5), (0.5, np.inf),
+                                 ("a", 0.5)])
 def test_bad_probabilities(p, q):
     with pytest.raises(ValueError, match=r"\(0, 1\)"):
         MarkovChain(p, q)

@@ -30,6 +30,7 @@ def read_rows(path):
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_sweep_local_cluster_with_a_failure(tmp_path, capsys):
     nb = tiny_notebook(tmp_path / "tiny.ipynb")
     out = tmp_path / "sweep"
@@ -50,6 +51,7 @@ def test_sweep_local_cluster_with_a_failure(tmp_path, capsys):
     assert any(o.get("ename") == "RuntimeError" for c in executed.cells for o in c.get("outputs", []))
 
 
+@pytest.mark.slow
 def test_sweep_existing_scheduler_all_ok(tmp_path):
     from dask.distributed import LocalCluster
 

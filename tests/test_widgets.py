@@ -101,6 +101,7 @@ def test_explorer_builds_sliders_in_a_live_session(monkeypatch):
     plt.close("all")
 
 
+@pytest.mark.slow
 def test_explorer_renders_as_a_widget_in_a_live_kernel():
     """Run the explorer cell in a real kernel outside batch mode: it displays an ipywidgets view.
 

@@ -1,0 +1,169 @@
+"""Initializations of the single-layer transformer (reference Sec. 2, 3, 5, 7), and the random direction alpha.
+
+Five schemes (:data:`INITS`), documented in :func:`initialize`; ``MarkovTransformer.init_weights(scheme, ...)``
+calls it. An unseeded initialization draws from a fresh generator seeded from OS entropy: torch's global
+generator is never reseeded as a side effect.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from . import _checks
+from .energy import SADDLE_ENERGY, energy
+from .readout import optimal_canonical_bias
+
+INITS = ("standard", "rank_one", "guideline", "guideline_authors", "canonical")
+
+
+def random_alpha(d, seed) -> np.ndarray:
+    """A unit direction in {+-1}^d / sqrt(d) (the "hypercube" embedding seen in trained models, reference Sec. 5.1),
+    drawn from ``np.random.default_rng(seed)``."""
+    d = _checks.positive_int("d", d)
+    seed = _checks.nonnegative_int("seed", seed)
+    return np.random.default_rng(seed).choice([-1.0, 1.0], size=d) / math.sqrt(d)
+
+
+@torch.no_grad()
+def initialize(model, scheme="standard", *, std=0.02, seed=None, generator=None, e=None, w=None, a=0.0, b=0.0,
+               alpha=None, u=None, p=None, q=None):
+    """Initialize ``model`` (a :class:`~markovlib.transformer.MarkovTransformer`) in place and return it.
+
+    scheme
+        ``"standard"``: every weight matrix and embedding N(0, std^2) (reference Sec. 2 / Sec. 7: "all
+        parameters N(0, 0.02^2)"), bias zero.
+        ``"rank_one"``: the canonical low-rank form (reference Sec. 3) with random alpha in
+        {+-1}^d / sqrt(d), random u >= 0 (||u||^2 = 4) and random canonical scalars e, w ~ N(0, std^2);
+        every attention matrix is (random scalar, N(0, std^2)) * alpha alpha^T. Binary model only.
+        ``"guideline"``: a point of the data-agnostic good region {w < 0, E(e, w) > E_sad} of reference
+        Sec. 5: canonical embeddings and feed-forward weights with (e, w) (default e = 1, w = -1, energy 0 >
+        E_sad ~ -0.847), alpha random in {+-1}^d / sqrt(d) unless given, bias b (default 0); the attention
+        weights are N(0, std^2) (small, so the start is near the canonical model). Binary model only.
+        ``"guideline_authors"``: the constants of the authors' public code: token embedding all -1,
+        positional all 0.5, W_1 all 2, W_2 all -2, attention N(0, std^2), bias 0. That is canonical with
+        alpha = 1/sqrt(d), u = (2/sqrt(r)) 1, e = -sqrt(d), w = -2d (the entries of W_1 are
+        |w| (2/sqrt(r)) (1/sqrt(d)) = |w|/d = 2 at r = 4d): for d = 8, (e, w) = (-2 sqrt(2), -16), r = 32,
+        with coefficient c = e^2 (1 + 2 w|w|) = -4088, so the starting loss is huge (of order |c|/2 nats on
+        the symbols that switch) and training needs thousands of steps (reference Sec. 7).
+        NOTE (checked here, contradicting the reference's "inside the data-agnostic region"): its energy is
+        E = e^2 - w^2 + log|w| = 8 - 256 + log 16 ~ -245.2 < E_sad, so it is NOT in {w < 0, E > E_sad}. It
+        converges to a global minimum only because w0 < -1/sqrt(2) and p + q > 1 (Thm 2); for p + q < 1
+        the canonical flow from it ends at a local minimum on the w-axis (Thm 8;
+        ``markovlib.energy.predict_limit(-2*sqrt(2), -16, 0.2, 0.3)`` gives ``local_min``).
+        ``"canonical"``: exact canonical weights for given scalars (e, w, a) (:mod:`markovlib.transformer`
+        docstring, reference Sec. 3 and Sec. 6); ``a != 0`` needs linear attention; with softmax attention and a = 0 the
+        attention weights are zero (y = x). ``b`` a number or ``"optimal"`` (needs ``p``, ``q``; then
+        b = b* of :func:`optimal_canonical_bias`).
+    """
+    _checks.choice("scheme", scheme, set(INITS))
+    gen = generator
+    if gen is None:
+        gen = torch.Generator(device="cpu")
+        if seed is None:
+            gen.seed()  # fresh OS entropy; torch's global generator is left untouched
+        else:
+            gen.manual_seed(int(seed))
+    std = _checks.positive_real("std", std)
+    params = dict(model.named_parameters())
+
+    def normal(shape):
+        return torch.randn(shape, generator=gen, dtype=torch.float64) * std
+
+    def assign(name, value):
+        params[name].copy_(torch.as_tensor(value, dtype=torch.float64).to(params[name]))
+
+    if scheme == "standard":
+        for name, prm in params.items():
+            assign(name, torch.zeros(prm.shape) if name == "bias" else normal(prm.shape))
+        return model
+    if not model.binary:
+        raise ValueError(f"scheme {scheme!r} is defined for the binary model only (n_states=None)")
+
+    d, r = model.d, model.hidden
+    if alpha is None:
+        alpha = (torch.randint(0, 2, (d,), generator=gen, dtype=torch.int64) * 2 - 1).double() / math.sqrt(d)
+    else:
+        alpha = torch.as_tensor(np.asarray(_checks.finite_array("alpha", alpha), dtype=float))
+        if alpha.shape != (d,) or float(alpha.norm()) == 0:
+            raise ValueError(f"alpha must be a nonzero vector of length d = {d}")
+        alpha = alpha / alpha.norm()
+    if u is None:
+        u = torch.rand(r, generator=gen, dtype=torch.float64) + 0.5
+        u = 2 * u / u.norm()
+    else:
+        u = torch.as_tensor(np.asarray(_checks.finite_array("u", u), dtype=float))
+        if u.shape != (r,) or bool((u < 0).any()) or float(u.norm()) == 0:
+            raise ValueError(f"u must be a nonzero vector of length r = {r} with entries >= 0")
+        u = 2 * u / u.norm()
+    A = torch.outer(alpha, alpha)
+
+    if scheme == "guideline_authors":
+        assign("embedding", -torch.ones(d))
+        assign("positional", 0.5 * torch.ones(model.max_len, d))
+        assign("W_1", 2 * torch.ones(r, d))
+        assign("W_2", -2 * torch.ones(d, r))
+        assign("bias", 0.0)
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            if name in params:
+                assign(name, normal((d, d)))
+        return model
+
+    if scheme == "rank_one":
+        e = float(normal(()))
+        w = float(normal(()))
+        _set_canonical_ffn(model, e, w, alpha, u, assign)
+        assign("bias", 0.0)
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            if name in params:
+                assign(name, float(normal(())) * A)
+        return model
+
+    if scheme == "guideline":
+        e = 1.0 if e is None else float(_checks.finite_array("e", e))
+        w = -1.0 if w is None else float(_checks.finite_array("w", w))
+        if not (w < 0 and float(energy(e, w)) > SADDLE_ENERGY):
+            raise ValueError(f"guideline (e, w) must satisfy w < 0 and E(e, w) > E_sad = {SADDLE_ENERGY:.4f}, "
+                             f"got e={e!r}, w={w!r} with E = {float(energy(e, w)):.4f}")
+        _set_canonical_ffn(model, e, w, alpha, u, assign)
+        assign("bias", float(_checks.finite_array("b", b)))
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            if name in params:
+                assign(name, normal((d, d)))
+        return model
+
+    # canonical
+    if e is None or w is None:
+        raise ValueError("scheme 'canonical' needs the canonical scalars e and w (and optionally a, b)")
+    e = float(_checks.finite_array("e", e))
+    w = float(_checks.finite_array("w", w))
+    a = float(_checks.finite_array("a", a))
+    if a != 0 and model.attention != "linear":
+        raise ValueError(f"canonical a = {a!r} != 0 needs attention='linear' (reference Sec. 6), "
+                         f"got attention={model.attention!r}")
+    _set_canonical_ffn(model, e, w, alpha, u, assign)
+    if model.attention is not None:
+        kq = 2 * math.sqrt(abs(a))  # k = 2 sqrt|a|, v = 2 sign(a) sqrt|a|: k v / 4 = a
+        vv = 2 * math.copysign(math.sqrt(abs(a)), a)
+        assign("W_Q", kq * A)
+        assign("W_K", A)
+        assign("W_V", A)
+        assign("W_O", vv * A)
+    if isinstance(b, str):
+        _checks.choice("b", b, {"optimal"})
+        if p is None or q is None:
+            raise ValueError("b='optimal' needs the chain parameters p and q")
+        b = optimal_canonical_bias(e, w, a, p, q)
+    assign("bias", float(_checks.finite_array("b", b)))
+    return model
+
+
+def _set_canonical_ffn(model, e, w, alpha, u, assign):
+    """e_vec = e alpha, p_n = -(e/2) alpha, W_1 = |w| u alpha^T, W_2 = w alpha u^T (reference Sec. 3)."""
+    assign("embedding", e * alpha)
+    assign("positional", (-e / 2) * alpha.expand(model.max_len, model.d))
+    assign("W_1", abs(w) * torch.outer(u, alpha))
+    assign("W_2", w * torch.outer(alpha, u))
+
+# -- constructors -------------------------------------------------------------------------------------
