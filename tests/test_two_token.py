@@ -4,9 +4,9 @@ import math
 import pytest
 import torch
 
+from markovlib import two_token as TT
 from markovlib.chain import MarkovChain
 from markovlib.transformer import MarkovTransformer, canonical_scalars
-from markovlib import two_token as TT
 
 
 def _random_two_state(d, n, attention, seed):
