@@ -20,11 +20,13 @@ import torch
 
 from . import _checks
 from .chain import MarkovChain
-from .inits import INITS
+from .inits import INITS, TWO_TOKEN_INITS, canonical_scheme
 from .transformer import ATTENTIONS
 
 OPTIMIZERS = ("adamw", "sgd")
-SCHEDULES = ("cosine", "constant")
+SCHEDULES = ("cosine", "constant", "onecycle")
+MODELS = ("binary", "two_token")
+DECAY_GROUPS = ("all", "nanogpt")
 DTYPES = ("float32", "float64")
 CHECKPOINT_NAME = "checkpoint.pt"
 METRICS_NAME = "metrics.csv"
@@ -100,6 +102,8 @@ class TrainConfig:
     d: int = _knob(8, "embedding dimension, >= 1")
     batch: int = _knob(16, "sequences per batch, >= 1")
     length: int = _knob(1024, "context length N (sequences of N + 1 symbols), >= 1")
+    model: str = _knob("binary", "binary: the paper's model (symbol x e, one logit); two_token: the authors' code "
+                       "(2 x d tied token embedding, 2 logits)", choices=MODELS)
     attention: str | None = _knob("softmax", "attention: softmax, linear or none", choices=ATTENTIONS)
     init: str = _knob("standard", "initialization scheme", choices=INITS)
     init_std: float = _knob(0.02, "std of the Gaussian initialization, > 0")
@@ -109,8 +113,11 @@ class TrainConfig:
     lr: float = _knob(2e-3, "base learning rate, > 0")
     betas: tuple = _knob((0.9, 0.95), "AdamW betas, two numbers in [0, 1)")
     weight_decay: float = _knob(1e-3, "weight decay, >= 0")
+    decay_groups: str = _knob("all", "which parameters decay: all, or nanogpt (the layer's weight matrices only; "
+                              "not embeddings, positional rows, biases)", choices=DECAY_GROUPS)
     momentum: float = _knob(0.0, "SGD momentum, in [0, 1)")
-    schedule: str = _knob("cosine", "learning-rate schedule after the warm-up", choices=SCHEDULES)
+    schedule: str = _knob("cosine", "learning-rate schedule: cosine or constant after a linear warm-up, or onecycle "
+                          "(torch OneCycleLR as the authors' code: lr/100 -> lr -> lr/5)", choices=SCHEDULES)
     warmup: float = _knob(0.02, "warm-up fraction of the steps, in [0, 1)")
     min_lr_ratio: float = _knob(0.1, "final learning rate / lr of the cosine schedule, in [0, 1]")
     grad_clip: float = _knob(1.0, "gradient clipping norm, >= 0 (0 disables)")
@@ -130,7 +137,11 @@ class TrainConfig:
         self.length = _checks.positive_int("length", self.length)
         if self.attention is not None:
             _checks.choice("attention", self.attention, {"softmax", "linear"})
-        _checks.choice("init", self.init, set(INITS))
+        _checks.choice("model", self.model, set(MODELS))
+        self.init = canonical_scheme(self.init, "init")
+        if (self.init in TWO_TOKEN_INITS) != (self.model == "two_token") and self.init != "standard":
+            raise ValueError(f"init {self.init!r} does not fit model {self.model!r}: the two_token model takes "
+                             f"standard, {', '.join(TWO_TOKEN_INITS)}; the binary model the others")
         self.init_std = _checks.positive_real("init_std", self.init_std)
         if not isinstance(self.init_kwargs, dict):
             raise ValueError(f"init_kwargs must be a dict, got {self.init_kwargs!r}")
@@ -153,6 +164,7 @@ class TrainConfig:
         if self.momentum >= 1:
             raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}")
         _checks.choice("schedule", self.schedule, set(SCHEDULES))
+        _checks.choice("decay_groups", self.decay_groups, set(DECAY_GROUPS))
         self.warmup = self._nonneg("warmup", self.warmup)
         if self.warmup >= 1:
             raise ValueError(f"warmup must be a fraction of the steps in [0, 1), got {self.warmup!r}")
@@ -193,10 +205,35 @@ class TrainConfig:
         return cls(**d)
 
 
+def parameter_groups(model, weight_decay, decay_groups="all") -> list[dict]:
+    """Optimizer parameter groups. ``"all"``: every parameter decays. ``"nanogpt"`` (the authors' code): only the
+    layer's weight matrices (W_Q, W_K, W_V, W_O, W_1, W_2) decay; the token embedding, the positional rows and
+    the biases do not."""
+    if decay_groups == "all":
+        return [{"params": list(model.parameters()), "weight_decay": weight_decay}]
+    decay, keep = [], []
+    for name, prm in model.named_parameters():
+        (decay if name in ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2") else keep).append(prm)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": keep, "weight_decay": 0.0}]
+
+
+def make_scheduler(optimizer, cfg: TrainConfig):
+    """The learning-rate schedule of ``cfg``: torch's OneCycleLR with the authors' settings (``"onecycle"``:
+    div_factor 100, final_div_factor 0.05, cosine, warm-up fraction ``cfg.warmup``; :func:`onecycle_factor`), else
+    the warm-up + cosine / constant multiplier :func:`lr_factor`."""
+    if cfg.schedule == "onecycle":
+        return torch.optim.lr_scheduler.OneCycleLR(
+            optimizer, max_lr=cfg.lr, total_steps=cfg.steps, pct_start=cfg.warmup, anneal_strategy="cos",
+            cycle_momentum=False, div_factor=100.0, final_div_factor=0.05)
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: lr_factor(s, cfg.steps, cfg.warmup, cfg.min_lr_ratio, cfg.schedule))
+
+
 def lr_factor(step, steps, warmup=0.02, min_lr_ratio=0.1, schedule="cosine") -> float:
     """Multiplier of the base learning rate at optimizer step ``step`` (0-based): linear warm-up from 1/W to 1
     over the first W = ceil(warmup * steps) steps, then cosine from 1 down to ``min_lr_ratio`` at the last step
-    (``schedule="constant"``: 1 after the warm-up)."""
+    (``schedule="constant"``: 1 after the warm-up). (``"onecycle"`` is torch's OneCycleLR, built by the
+    Trainer; :func:`onecycle_factor` is its closed form.)"""
     n_warm = math.ceil(warmup * steps)
     if step < n_warm:
         return (step + 1) / n_warm
@@ -205,3 +242,17 @@ def lr_factor(step, steps, warmup=0.02, min_lr_ratio=0.1, schedule="cosine") -> 
     span = max(steps - n_warm - 1, 1)
     progress = min((step - n_warm) / span, 1.0)
     return min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def onecycle_factor(step, steps, warmup=0.02, div_factor=100.0, final_div_factor=0.05) -> float:
+    """Closed form of torch's OneCycleLR (cosine annealing, the authors' settings): the learning rate at step
+    ``step`` divided by the maximum. Phase 1 (steps 0 .. T1 = warmup * steps - 1) anneals by half a cosine from
+    1/div_factor to 1, phase 2 (T1 .. steps - 1) from 1 down to 1/(div_factor * final_div_factor) (lr/5 here):
+    f(t) = end + (start - end) (1 + cos(pi t)) / 2 with t the fraction of the phase done."""
+    t1, t2 = float(warmup * steps) - 1, steps - 1
+    lo, top, end = 1 / div_factor, 1.0, 1 / (div_factor * final_div_factor)
+    if step <= t1:
+        a, b, frac = lo, top, step / t1 if t1 > 0 else 1.0
+    else:
+        a, b, frac = top, end, (step - t1) / (t2 - t1)
+    return b + (a - b) * (1 + math.cos(math.pi * frac)) / 2

@@ -1,8 +1,9 @@
 """Initializations of the single-layer transformer (reference Sec. 2, 3, 5, 7), and the random direction alpha.
 
-Five schemes (:data:`INITS`), documented in :func:`initialize`; ``MarkovTransformer.init_weights(scheme, ...)``
-calls it. An unseeded initialization draws from a fresh generator seeded from OS entropy: torch's global
-generator is never reseeded as a side effect.
+Seven schemes (:data:`INITS`), documented in :func:`initialize`; ``MarkovTransformer.init_weights(scheme, ...)``
+calls it. Two of them are the authors' guideline inits of their 2-token model (``n_states=2``, reference
+Sec. 7; :mod:`markovlib.two_token` derives their canonical reading). An unseeded initialization draws from a
+fresh generator seeded from OS entropy: torch's global generator is never reseeded as a side effect.
 """
 from __future__ import annotations
 
@@ -15,7 +16,16 @@ from . import _checks
 from .energy import SADDLE_ENERGY, energy
 from .readout import optimal_canonical_bias
 
-INITS = ("standard", "rank_one", "guideline", "guideline_authors", "canonical")
+INITS = ("standard", "rank_one", "guideline", "public_constants_scalar", "canonical", "authors_submission",
+         "authors_public")
+TWO_TOKEN_INITS = ("authors_submission", "authors_public")  # the authors' 2-token model only (n_states=2)
+ALIASES = {"guideline_authors": "public_constants_scalar"}  # the old, misleading name of that scheme
+
+
+def canonical_scheme(scheme, name="scheme") -> str:
+    """The scheme's name in :data:`INITS` (an old alias is accepted); ValueError naming ``name`` otherwise."""
+    scheme = ALIASES.get(scheme, scheme) if isinstance(scheme, str) else scheme
+    return _checks.choice(name, scheme, set(INITS))
 
 
 def random_alpha(d, seed) -> np.ndarray:
@@ -41,23 +51,26 @@ def initialize(model, scheme="standard", *, std=0.02, seed=None, generator=None,
         Sec. 5: canonical embeddings and feed-forward weights with (e, w) (default e = 1, w = -1, energy 0 >
         E_sad ~ -0.847), alpha random in {+-1}^d / sqrt(d) unless given, bias b (default 0); the attention
         weights are N(0, std^2) (small, so the start is near the canonical model). Binary model only.
-        ``"guideline_authors"``: the constants of the authors' public code: token embedding all -1,
-        positional all 0.5, W_1 all 2, W_2 all -2, attention N(0, std^2), bias 0. That is canonical with
-        alpha = 1/sqrt(d), u = (2/sqrt(r)) 1, e = -sqrt(d), w = -2d (the entries of W_1 are
-        |w| (2/sqrt(r)) (1/sqrt(d)) = |w|/d = 2 at r = 4d): for d = 8, (e, w) = (-2 sqrt(2), -16), r = 32,
-        with coefficient c = e^2 (1 + 2 w|w|) = -4088, so the starting loss is huge (of order |c|/2 nats on
-        the symbols that switch) and training needs thousands of steps (reference Sec. 7).
-        NOTE (checked here, contradicting the reference's "inside the data-agnostic region"): its energy is
-        E = e^2 - w^2 + log|w| = 8 - 256 + log 16 ~ -245.2 < E_sad, so it is NOT in {w < 0, E > E_sad}. It
-        converges to a global minimum only because w0 < -1/sqrt(2) and p + q > 1 (Thm 2); for p + q < 1
-        the canonical flow from it ends at a local minimum on the w-axis (Thm 8;
-        ``markovlib.energy.predict_limit(-2*sqrt(2), -16, 0.2, 0.3)`` gives ``local_min``).
+        ``"public_constants_scalar"`` (old name ``"guideline_authors"``): the constants of the authors' later
+        public code (token rows all -1, positional all 0.5, W_1 all 2, W_2 all -2, attention N(0, std^2), bias 0)
+        transplanted into the paper's scalar-input model, where the embedding vector is e = -1 (all entries).
+        This is NOT what the authors' code does: their model has a 2-token vocabulary, where the same constants
+        give e = E_1 - E_0 = 0 (``"authors_public"`` below, :mod:`markovlib.two_token`). In the scalar model it
+        is canonical with alpha = 1/sqrt(d), u = (2/sqrt(r)) 1, e = -sqrt(d), w = -2d: for d = 8,
+        (e, w) = (-2 sqrt(2), -16), coefficient c = e^2 (1 + 2 w|w|) = -4088, energy
+        E = e^2 - w^2 + log|w| ~ -245.2 < E_sad (outside the data-agnostic region {w < 0, E > E_sad}); the
+        canonical flow from it is global for p + q > 1 (Thm 2) and ends on the w-axis for p + q < 1 (Thm 8).
+        ``"authors_submission"`` (2-token model only): the guideline init of the code submitted with the paper,
+        W_1 all 1, W_2 all -1, every other weight N(0, std^2), biases 0; canonically w = -d, e small and random.
+        ``"authors_public"`` (2-token model only): the later public code, token rows all -1, positional all 0.5,
+        W_1 all 2, W_2 all -2, attention N(0, std^2), biases 0; then e = E_1 - E_0 = 0 exactly, p_n = -1/2, every
+        ReLU is dead at the start and the starting loss is log 2 (canonically w = -2d).
         ``"canonical"``: exact canonical weights for given scalars (e, w, a) (:mod:`markovlib.transformer`
         docstring, reference Sec. 3 and Sec. 6); ``a != 0`` needs linear attention; with softmax attention and a = 0 the
         attention weights are zero (y = x). ``b`` a number or ``"optimal"`` (needs ``p``, ``q``; then
         b = b* of :func:`optimal_canonical_bias`).
     """
-    _checks.choice("scheme", scheme, set(INITS))
+    scheme = canonical_scheme(scheme)
     gen = generator
     if gen is None:
         gen = torch.Generator(device="cpu")
@@ -78,6 +91,10 @@ def initialize(model, scheme="standard", *, std=0.02, seed=None, generator=None,
         for name, prm in params.items():
             assign(name, torch.zeros(prm.shape) if name == "bias" else normal(prm.shape))
         return model
+    if scheme in TWO_TOKEN_INITS:
+        if model.n_states != 2:
+            raise ValueError(f"scheme {scheme!r} is the authors' 2-token init: it needs n_states=2")
+        return _authors_init(model, scheme, normal, assign, params)
     if not model.binary:
         raise ValueError(f"scheme {scheme!r} is defined for the binary model only (n_states=None)")
 
@@ -99,7 +116,7 @@ def initialize(model, scheme="standard", *, std=0.02, seed=None, generator=None,
         u = 2 * u / u.norm()
     A = torch.outer(alpha, alpha)
 
-    if scheme == "guideline_authors":
+    if scheme == "public_constants_scalar":
         assign("embedding", -torch.ones(d))
         assign("positional", 0.5 * torch.ones(model.max_len, d))
         assign("W_1", 2 * torch.ones(r, d))
@@ -156,6 +173,26 @@ def initialize(model, scheme="standard", *, std=0.02, seed=None, generator=None,
             raise ValueError("b='optimal' needs the chain parameters p and q")
         b = optimal_canonical_bias(e, w, a, p, q)
     assign("bias", float(_checks.finite_array("b", b)))
+    return model
+
+
+def _authors_init(model, scheme, normal, assign, params):
+    """The authors' two guideline inits of their 2-token model (reference Sec. 7; :func:`initialize`)."""
+    d, r = model.d, model.hidden
+    if scheme == "authors_submission":
+        for name, prm in params.items():
+            assign(name, torch.zeros(prm.shape) if name == "bias" else normal(prm.shape))
+        assign("W_1", torch.ones(r, d))
+        assign("W_2", -torch.ones(d, r))
+        return model
+    for name in ("W_Q", "W_K", "W_V", "W_O"):
+        if name in params:
+            assign(name, normal((d, d)))
+    assign("embedding", -torch.ones(2, d))
+    assign("positional", 0.5 * torch.ones(model.max_len, d))
+    assign("W_1", 2 * torch.ones(r, d))
+    assign("W_2", -2 * torch.ones(d, r))
+    assign("bias", torch.zeros(2))
     return model
 
 

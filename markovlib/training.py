@@ -43,7 +43,8 @@ from .config import (
     TRAIN_STREAM,
     TrainConfig,
     batch_seed,
-    lr_factor,
+    make_scheduler,
+    parameter_groups,
     pick_device,
     sample_batch,
 )
@@ -89,18 +90,17 @@ class Trainer:
         if cfg.init == "canonical":
             init_kw.setdefault("p", cfg.p)
             init_kw.setdefault("q", cfg.q)
-        model = MarkovTransformer(cfg.d, cfg.length, attention=cfg.attention, dtype=dtype)
+        model = MarkovTransformer(cfg.d, cfg.length, attention=cfg.attention, dtype=dtype,
+                                  n_states=2 if cfg.model == "two_token" else None)
         model.init_weights(cfg.init, std=cfg.init_std, generator=gen, **init_kw)
         self.model = model.to(self.device)
 
+        groups = parameter_groups(self.model, cfg.weight_decay, cfg.decay_groups)
         if cfg.optimizer == "adamw":
-            self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, betas=cfg.betas,
-                                               weight_decay=cfg.weight_decay)
+            self.optimizer = torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas)
         else:
-            self.optimizer = torch.optim.SGD(self.model.parameters(), lr=cfg.lr, momentum=cfg.momentum,
-                                             weight_decay=cfg.weight_decay)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: lr_factor(s, cfg.steps, cfg.warmup, cfg.min_lr_ratio, cfg.schedule))
+            self.optimizer = torch.optim.SGD(groups, lr=cfg.lr, momentum=cfg.momentum)
+        self.scheduler = make_scheduler(self.optimizer, cfg)
 
         self.autocast_dtype = None  # mixed precision is opt-in (config.amp), on every device
         if cfg.amp and self.device.type == "cuda":
@@ -170,10 +170,13 @@ class Trainer:
                 all_logits.append(logits)
             else:
                 losses.append(float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))))
+                if self.model.n_states == 2:  # the 2-token model's binary logit is the difference of its two
+                    contexts.append(ctx)
+                    all_logits.append(logits[..., 1] - logits[..., 0])
         loss = float(np.mean(losses))
         out = {"eval_loss": loss, "gap_entropy_rate": loss - self.entropy_rate,
                "gap_marginal": loss - self.marginal_entropy}
-        if self.model.binary:
+        if all_logits:
             coef = context_coefficient(torch.cat(all_logits), torch.cat(contexts))
             out["context_coefficient"] = coef
             out["coefficient_ratio"] = coef / self.c_star if self.c_star != 0 else float("nan")

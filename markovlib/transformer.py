@@ -21,7 +21,8 @@ K-state variant (``n_states=K``): token embedding matrix E (K x d), x_n = E[x_n]
 logits_n = E z_n + b (K biases).
 
 Initializations (``MarkovTransformer.init_weights`` / the classmethods): ``"standard"``, ``"rank_one"``,
-``"guideline"``, ``"guideline_authors"``, ``"canonical"``, in :mod:`markovlib.inits`. Read-outs and closed forms of
+``"guideline"``, ``"public_constants_scalar"``, ``"canonical"``, and the authors' 2-token inits
+``"authors_submission"`` and ``"authors_public"``, in :mod:`markovlib.inits`. Read-outs and closed forms of
 the canonical model: :mod:`markovlib.readout`; the exact population loss: :mod:`markovlib.exact` (names re-exported).
 
 Canonical weights (reference Sec. 3 and Sec. 6), alpha a unit vector, u >= 0 with ||u||^2 = 4:
@@ -54,7 +55,7 @@ from torch import nn
 from . import _checks
 from .energy import SADDLE_ENERGY, energy  # noqa: F401  (re-exported)
 from .exact import MAX_ENUMERATION, all_sequences, exact_loss, sequence_probabilities  # noqa: F401
-from .inits import INITS, initialize, random_alpha
+from .inits import INITS, canonical_scheme, initialize, random_alpha  # noqa: F401  (INITS re-exported)
 from .readout import (  # noqa: F401  (re-exported: the chapters import them from here)
     CanonicalScalars,
     canonical_logit,
@@ -234,11 +235,10 @@ class MarkovTransformer(nn.Module):
         return out
 
     @torch.no_grad()
-
     def init_weights(self, scheme="standard", *, std=0.02, seed=None, generator=None, e=None, w=None, a=0.0,
                      b=0.0, alpha=None, u=None, p=None, q=None):
-        """Initialize in place and return ``self``: ``scheme`` one of :data:`INITS` ("standard", "rank_one",
-        "guideline", "guideline_authors", "canonical"), documented in :func:`markovlib.inits.initialize`. Without
+        """Initialize in place and return ``self``: ``scheme`` one of :data:`INITS`, documented in
+        :func:`markovlib.inits.initialize`. Without
         ``seed`` or ``generator`` the draw is from OS entropy (torch's global generator is not touched)."""
         return initialize(self, scheme, std=std, seed=seed, generator=generator, e=e, w=w, a=a, b=b, alpha=alpha,
                           u=u, p=p, q=q)
@@ -257,8 +257,12 @@ class MarkovTransformer(nn.Module):
         return cls(d, max_len, **kw).init_weights("guideline", e=e, w=w, b=b, std=std, seed=seed, alpha=alpha)
 
     @classmethod
-    def guideline_authors(cls, d=8, max_len=1024, *, std=0.02, seed=None, **kw):
-        return cls(d, max_len, **kw).init_weights("guideline_authors", std=std, seed=seed)
+    def public_constants_scalar(cls, d=8, max_len=1024, *, std=0.02, seed=None, **kw):
+        """The later public code's constants in the scalar-input model ((e, w) = (-sqrt d, -2d); not the
+        authors' 2-token model: see :mod:`markovlib.two_token`)."""
+        return cls(d, max_len, **kw).init_weights("public_constants_scalar", std=std, seed=seed)
+
+    guideline_authors = public_constants_scalar  # old, misleading name
 
     @classmethod
     def canonical(cls, e, w, a=0.0, b=0.0, *, d=8, max_len=1024, alpha=None, u=None, p=None, q=None,
@@ -274,7 +278,7 @@ class MarkovTransformer(nn.Module):
 def build_model(init="standard", *, d=8, max_len=1024, attention="softmax", n_states=None, std=0.02, seed=None,
                 dtype=torch.float64, device=None, **init_kw) -> MarkovTransformer:
     """Construct a :class:`MarkovTransformer` and initialize it with ``init`` (one of :data:`INITS`)."""
-    _checks.choice("init", init, set(INITS))
+    init = canonical_scheme(init, "init")
     model = MarkovTransformer(d, max_len, attention=attention, n_states=n_states, dtype=dtype, device=device)
     return model.init_weights(init, std=std, seed=seed, **init_kw)
 

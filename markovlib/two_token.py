@@ -103,47 +103,19 @@ def induced_binary_gradient(grad_e, grad_p):
     return -(2 * grad_e - s), -(grad_p - grad_e + s)
 
 
-def _generator(seed, generator):
-    if generator is not None:
-        return generator
-    seed = _checks.nonnegative_int("seed", seed if seed is not None else 0)
-    return torch.Generator().manual_seed(seed)
-
-
-@torch.no_grad()
 def init_authors_submission(model: MarkovTransformer, *, std: float = 0.02, seed=None, generator=None):
     """The guideline init of the code submitted with the paper (module docstring): W_1 all 1, W_2 all -1, every
-    other weight N(0, std^2), biases 0. In place; returns ``model``."""
+    other weight N(0, std^2), biases 0. In place; returns ``model`` (``init_weights("authors_submission")``)."""
     _check_two_state(model)
-    std = _checks.positive_real("std", std)
-    gen = _generator(seed, generator)
-    for name, prm in model.named_parameters():
-        if name == "bias":
-            prm.zero_()
-        else:
-            prm.copy_(torch.randn(prm.shape, generator=gen, dtype=torch.float64) * std)
-    model.W_1.fill_(1.0)
-    model.W_2.fill_(-1.0)
-    return model
+    return model.init_weights("authors_submission", std=std, seed=seed, generator=generator)
 
 
-@torch.no_grad()
 def init_authors_public(model: MarkovTransformer, *, std: float = 0.02, seed=None, generator=None):
     """The guideline init of the later public code (module docstring): token rows all -1, positional all 0.5,
-    W_1 all 2, W_2 all -2, attention N(0, std^2), biases 0. In place; returns ``model``."""
+    W_1 all 2, W_2 all -2, attention N(0, std^2), biases 0. In place; returns ``model``
+    (``init_weights("authors_public")``)."""
     _check_two_state(model)
-    std = _checks.positive_real("std", std)
-    gen = _generator(seed, generator)
-    for name in ("W_Q", "W_K", "W_V", "W_O"):
-        if hasattr(model, name):
-            prm = getattr(model, name)
-            prm.copy_(torch.randn(prm.shape, generator=gen, dtype=torch.float64) * std)
-    model.embedding.fill_(-1.0)
-    model.positional.fill_(0.5)
-    model.W_1.fill_(2.0)
-    model.W_2.fill_(-2.0)
-    model.bias.zero_()
-    return model
+    return model.init_weights("authors_public", std=std, seed=seed, generator=generator)
 
 
 def constant_ffn_scalar(k: float, d: int, hidden: int | None = None) -> float:

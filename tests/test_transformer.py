@@ -216,7 +216,7 @@ def test_guideline_inits():
     s = canonical_scalars(model)
     assert (s.e, s.w) == pytest.approx((1.0, -1.0))
     assert s.w < 0 and float(energy(s.e, s.w)) > SADDLE_ENERGY
-    authors = MarkovTransformer.guideline_authors(8, 16, seed=0)
+    authors = MarkovTransformer.public_constants_scalar(8, 16, seed=0)
     assert torch.all(authors.embedding == -1) and torch.all(authors.positional == 0.5)
     assert torch.all(authors.W_1 == 2) and torch.all(authors.W_2 == -2)
     s = canonical_scalars(authors)
@@ -226,7 +226,7 @@ def test_guideline_inits():
     assert float(energy(s.e, s.w)) == pytest.approx(8 - 256 + math.log(16)) and float(energy(s.e, s.w)) < SADDLE_ENERGY
     x = random_symbols(1, 16, 0)
     np.testing.assert_allclose(MarkovTransformer(8, 16, attention=None).init_weights(
-        "guideline_authors", seed=0)(x).detach().numpy(), canonical_logit(x.numpy(), s.e, s.w), atol=1e-8)
+        "public_constants_scalar", seed=0)(x).detach().numpy(), canonical_logit(x.numpy(), s.e, s.w), atol=1e-8)
     with pytest.raises(ValueError, match="E_sad"):
         MarkovTransformer.guideline(8, 16, e=0.0, w=-0.2)
 
