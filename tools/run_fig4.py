@@ -1,0 +1,100 @@
+"""Fig. 4 at the paper's scale, run once through the package's CLI; the results are committed as data.
+
+    python tools/run_fig4.py --workers 2            # writes book/data/fig4/{curves.csv, manifest.json}
+
+Settings (reference Sec. 7, the authors' recipe): N = 1024, batch 16, d = 8, 1000 AdamW steps, lr 2e-3, betas
+(0.9, 0.95), weight decay 1e-3 on the layer's weight matrices only (nanoGPT decay groups), OneCycleLR (2 %
+warm-up from lr/100, cosine down to lr/5), no gradient clipping (their default), float32 on the CPU, 5 seeds.
+Initializations: the standard N(0, 0.02^2) and both of the authors' guideline inits in their 2-token model, and
+the guideline point (e, w) = (1, -1) of the paper's binary model. Chains: (p, q) = (0.5, 0.8) (Fig. 4, p + q > 1)
+and (0.2, 0.3) (p + q < 1). Each run is one ``python -m markovlib train`` command (recorded in the manifest with
+the versions); the per-step training loss and the evaluation every 10 steps go into one CSV.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "book" / "data" / "fig4"
+CHAINS = [(0.5, 0.8), (0.2, 0.3)]
+SEEDS = [0, 1, 2, 3, 4]
+INITS = {  # name -> (model, init)
+    "standard": ("two_token", "standard"),
+    "authors_submission": ("two_token", "authors_submission"),
+    "authors_public": ("two_token", "authors_public"),
+    "guideline": ("binary", "guideline"),
+}
+RECIPE = ["--steps", "1000", "--length", "1024", "--batch", "16", "--d", "8", "--optimizer", "adamw",
+          "--lr", "0.002", "--betas", "0.9", "0.95", "--weight-decay", "0.001", "--decay-groups", "nanogpt",
+          "--schedule", "onecycle", "--warmup", "0.02", "--grad-clip", "0", "--eval-every", "10",
+          "--eval-batches", "2", "--device", "cpu", "--no-progress"]
+
+
+def command(p, q, init, seed, out):
+    model, scheme = INITS[init]
+    return [sys.executable, "-m", "markovlib", "train", "--p", str(p), "--q", str(q), "--model", model,
+            "--init", scheme, "--seed", str(seed), *RECIPE, "--out", str(out)]
+
+
+def run(job):
+    p, q, init, seed, tmp = job
+    out = Path(tmp) / f"{p}_{q}_{init}_{seed}"
+    cmd = command(p, q, init, seed, out)
+    env = {"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0"}
+    import os
+    env = dict(os.environ, **env)
+    subprocess.run(cmd, check=True, env=env, capture_output=True, text=True)
+    with open(out / "metrics.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    return job[:4], cmd, rows
+
+
+def versions():
+    import numpy
+    import torch
+
+    import markovlib
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
+            "markovlib": markovlib.__version__, "git_commit": commit, "machine": platform.machine(),
+            "torch_threads": 1}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args(argv)
+    tmp = tempfile.mkdtemp(prefix="fig4_")
+    jobs = [(p, q, init, seed, tmp) for (p, q) in CHAINS for init in INITS for seed in SEEDS]
+    OUT.mkdir(parents=True, exist_ok=True)
+    results = []
+    with ThreadPoolExecutor(max_workers=args.workers) as pool:
+        for i, res in enumerate(pool.map(run, jobs)):
+            results.append(res)
+            print(f"{i + 1}/{len(jobs)} done: {res[0]}", flush=True)
+    with open(OUT / "curves.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["p", "q", "init", "seed", "step", "train_loss", "eval_loss"])
+        for (p, q, init, seed), _, rows in results:
+            for r in rows:
+                w.writerow([p, q, init, seed, r["step"], r["train_loss"], r["eval_loss"]])
+    manifest = {"description": __doc__, "versions": versions(), "chains": CHAINS, "seeds": SEEDS,
+                "inits": {k: {"model": m, "init": s} for k, (m, s) in INITS.items()},
+                "commands": [" ".join(["python"] + cmd[1:-2] + ["--out", "OUT"]) for _, cmd, _ in results],
+                "environment": {"OMP_NUM_THREADS": "1"}}
+    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"wrote {OUT / 'curves.csv'} and {OUT / 'manifest.json'}")
+
+
+if __name__ == "__main__":
+    main()
