@@ -6,11 +6,11 @@ Settings (reference Sec. 7, the authors' recipe): N = 1024, batch 16, d = 8, 100
 (0.9, 0.95), weight decay 1e-3 on the layer's weight matrices only (nanoGPT decay groups), OneCycleLR (2 %
 warm-up from lr/100, cosine down to lr/5), no gradient clipping (their default), float32 on the CPU, 5 seeds.
 Initializations: the standard N(0, 0.02^2) and both of the authors' guideline inits in their 2-token model, and
-the guideline point (e, w) = (1, -1) of the paper's binary model.
-Stored per step: the training loss; every 10 steps: the held-out loss (2 batches) and the context coefficient
-c-hat (the mean logit after a 1 minus after a 0: c* at the bigram predictor, 0 at the unigram one). Chains: (p, q) = (0.5, 0.8) (Fig. 4, p + q > 1)
-and (0.2, 0.3) (p + q < 1). Each run is one ``python -m markovlib train`` command (recorded in the manifest with
-the versions); the per-step training loss and the evaluation every 10 steps go into one CSV.
+the guideline point (e, w) = (1, -1) of the paper's binary model. Chains: (p, q) = (0.5, 0.8) (Fig. 4,
+p + q > 1) and (0.2, 0.3) (p + q < 1). Each run is one ``python -m markovlib train`` command (recorded in the
+manifest with the versions). Stored per step: the training loss; every 10 steps: the held-out loss (2 batches)
+and the context coefficient c-hat (the mean logit after a 1 minus after a 0: c* at the bigram predictor, 0 at
+the unigram one).
 """
 from __future__ import annotations
 
