@@ -112,3 +112,25 @@ def test_bad_parameter_stops_in_the_validation_cell(nb_path, tmp_path):
     # cells: parameters, injected-parameters, validation: the error is in the validation cell
     failed = [i for i, c in enumerate(code) if any(o.get("output_type") == "error" for o in c.get("outputs", []))]
     assert failed == [2], f"the error should stop the validation cell (code cell 2), got {failed}"
+
+
+@pytest.mark.slow
+def test_a_sweep_of_a_chapter_gives_its_headline_numbers_as_columns(tmp_path):
+    """`python -m markovlib sweep` over a light chapter: results.csv has the recorded headline numbers and the
+    verification counts as columns, one row per grid point, every run ok."""
+    import csv
+    import subprocess
+    import sys
+
+    out = tmp_path / "sweep"
+    proc = subprocess.run([sys.executable, "-m", "markovlib", "sweep", str(ROOT / "book" / "markov_data.ipynb"),
+                           "--grid", "seed=1,2", "--workers", "1", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    with open(out / "results.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2 and all(r["status"] == "ok" for r in rows)
+    science = set(rows[0]) - {"seed", "status", "error", "seconds", "notebook"}
+    assert {"checks", "checks_passed"} <= science
+    assert len(science - {"checks", "checks_passed", "checks_independent"}) >= 2, science
+    assert all(r["checks"] == r["checks_passed"] for r in rows)
