@@ -79,6 +79,18 @@ def fraction(k, n) -> str:
     return f"{int(k)}/{int(n)}"
 
 
+def z_score(estimate, truth, std_err, exact_tol: float = 1e-12) -> float:
+    """|estimate - truth| in standard errors. A zero standard error (a predictor whose loss is the same on every
+    sequence, e.g. the constant 1/2 when p = q) gives 0 when the estimate equals the truth to ``exact_tol``, else
+    infinity (never NaN)."""
+    est, tru, se = (_finite_float(n, v) for n, v in (("estimate", estimate), ("truth", truth), ("std_err", std_err)))
+    if not se >= 0:
+        raise ValueError(f"std_err must be a real number >= 0, got {std_err!r}")
+    if se > 0:
+        return abs(est - tru) / se
+    return 0.0 if abs(est - tru) < exact_tol else math.inf
+
+
 def wilson_interval(k, n, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion k/n at normal quantile z (default 95 %). Vectorized."""
     k = np.asarray(k, dtype=float)

@@ -37,11 +37,15 @@ def _parameters(nb_path):
     lines = cell.source.splitlines()
     out = []
     for node in tree.body:
-        assert isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name), \
-            f"parameters cell: one name per assignment, got {ast.unparse(node)!r}"
-        assert node.lineno == node.end_lineno, f"parameters cell: one line per parameter ({node.targets[0].id})"
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target = node.target  # `p: float = 0.5` (the annotation gives papermill the type)
+        else:
+            assert isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name), \
+                f"parameters cell: one name per assignment, got {ast.unparse(node)!r}"
+            target = node.targets[0]
+        assert node.lineno == node.end_lineno, f"parameters cell: one line per parameter ({target.id})"
         line = lines[node.lineno - 1]
-        out.append((node.targets[0].id, ast.literal_eval(node.value), line))
+        out.append((target.id, ast.literal_eval(node.value), line))
     return out
 
 

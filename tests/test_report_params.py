@@ -86,3 +86,11 @@ def test_multistart_roots_finds_every_zero_of_a_known_field():
     assert ok.mean() > 0.9
     assert np.allclose(np.abs(found[ok, 0]), 1) and np.allclose(found[ok, 1], 0, atol=1e-10)
     assert roots.find_root(lambda x: np.array([x[0] ** 2 + 1]), [0.3]) is None  # no real zero
+
+
+def test_z_score_is_never_nan():
+    assert report.z_score(1.2, 1.0, 0.1) == pytest.approx(2.0)
+    assert report.z_score(1.0, 1.0, 0.0) == 0.0
+    assert report.z_score(1.1, 1.0, 0.0) == math.inf
+    with pytest.raises(ValueError, match="std_err"):
+        report.z_score(1.0, 1.0, -1.0)
