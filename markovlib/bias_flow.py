@@ -139,7 +139,7 @@ def integrate_free_bias(e0, w0, b0, p, q, t_max=2e4, rtol=1e-9, atol=1e-11, t_ev
     e, w, b, J = end
     drift = energy(e, w) - energy(e0, w0)
     outcome = classify_end(e, w, None, p, q)
-    rs = lambda x: np.asarray(x).reshape(shape)  # noqa: E731
+    rs = lambda x: np.asarray(x).reshape(shape)
     return FreeBiasResult(e=rs(e), w=rs(w), b=rs(b), balance=rs(J), energy_drift=rs(drift), outcome=rs(outcome),
                           t=times, path=path, n_rhs=calls[0])
 

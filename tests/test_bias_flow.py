@@ -98,7 +98,7 @@ def test_extra_bias_step_tracks_reduced_descent():
 @pytest.mark.parametrize("kw, name", [({"p": 1.5}, "p"), ({"w0": 0.0}, "w0"), ({"t_max": -1.0}, "t_max"),
                                       ({"method": "RK45"}, "method")])
 def test_argument_validation(kw, name):
-    args = dict(e0=0.5, w0=0.5, b0=0.0, p=0.3, q=0.3, t_max=1.0)
+    args = {"e0": 0.5, "w0": 0.5, "b0": 0.0, "p": 0.3, "q": 0.3, "t_max": 1.0}
     args.update(kw)
     with pytest.raises(ValueError, match=name):
         BF.integrate_free_bias(**args)
