@@ -1,7 +1,8 @@
 """Validation of a chapter's papermill parameters, called once in the chapter's first code cell.
 
-Papermill passes ``-p name value`` through YAML, so a pair arrives as a list (``[0.5, 0.8]``) and a list of
-pairs as a list of lists; these functions accept both tuples and lists and return tuples. Every bad value
+Papermill's ``-y``/``-f`` pass YAML, so a pair arrives as a list (``[0.5, 0.8]``) and a list of pairs as a list of
+lists, while ``-p name '[[0.8, 0.75], [0.2, 0.15]]'`` passes the text itself; these functions accept tuples,
+lists and such text (parsed as YAML) and return tuples. Every bad value
 raises ``ValueError`` naming the parameter and the allowed range, before any work starts.
 
     p = params.probability("p", p)
@@ -38,6 +39,13 @@ def real(name: str, value, lo=-math.inf, hi=math.inf, *, closed=True) -> float:
 
 
 def _sequence(name, value):
+    if isinstance(value, str):  # `papermill -p name '[...]'` passes the text
+        import yaml
+
+        try:
+            value = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ValueError(f"{name} must be a list, got the text {value!r}") from None
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise ValueError(f"{name} must be a list, got {value!r}")
     items = list(value)

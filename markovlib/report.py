@@ -105,6 +105,7 @@ def wilson_interval(k, n, z: float = 1.96) -> tuple[float, float]:
     centre = (phat + z**2 / (2 * n)) / denom
     half = z * np.sqrt(phat * (1 - phat) / n + z**2 / (4 * n**2)) / denom
     lo, hi = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    lo, hi = np.where(k == 0, 0.0, lo), np.where(k == n, 1.0, hi)  # exact ends (rounding gave 1 - 1e-16)
     return (float(lo), float(hi)) if lo.ndim == 0 else (lo, hi)
 
 

@@ -26,6 +26,7 @@ def test_bound_prints_the_bound_or_the_failure():
 
 
 def test_wilson_interval_covers_and_matches_closed_form():
+    assert report.wilson_interval(np.arange(1, 1001), np.arange(1, 1001), z=3.29)[1].min() == 1.0  # exact ends
     lo, hi = report.wilson_interval(0, 10)
     assert lo == 0 and 0.2 < hi < 0.35
     lo, hi = report.wilson_interval(5, 10)
@@ -67,6 +68,9 @@ def test_params_accept_lists_from_yaml_and_name_bad_values():
     with pytest.raises(ValueError, match="x must be a finite"):
         params.real("x", float("inf"))
     assert params.int_list("s", [0, 3]) == [0, 3]
+    assert params.chains("pq", "[[0.8, 0.75], [0.2, 0.15]]") == [(0.8, 0.75), (0.2, 0.15)]  # papermill -p text
+    with pytest.raises(ValueError, match="pq must be a list"):
+        params.chains("pq", "[[0.8, 0.75")
     with pytest.raises(ValueError, match=r"s\[1\]"):
         params.int_list("s", [0, True])
 
