@@ -1,6 +1,11 @@
 """Fig. 4 at the paper's scale, run once through the package's CLI; the results are committed as data.
 
     python tools/run_fig4.py --workers 2            # writes book/data/fig4/{curves.csv, manifest.json}
+    python tools/run_fig4.py --collect              # only collect the runs finished so far (an interrupted job)
+
+Runs go to ``--work`` (default /tmp/markovlib_fig4), one folder each; a finished run (its summary.json exists)
+is not run again, so an interrupted job resumes where it stopped. Jobs are ordered seed by seed, so every
+(chain, initialization) pair has the same number of finished seeds, give or take one, whenever the job stops.
 
 Settings (reference Sec. 7, the authors' recipe): N = 1024, batch 16, d = 8, 1000 AdamW steps, lr 2e-3, betas
 (0.9, 0.95), weight decay 1e-3 on the layer's weight matrices only (nanoGPT decay groups), OneCycleLR (2 %
@@ -18,7 +23,6 @@ import argparse
 import csv
 import json
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -51,13 +55,18 @@ def run(job):
     p, q, init, seed, tmp = job
     out = Path(tmp) / f"{p}_{q}_{init}_{seed}"
     cmd = command(p, q, init, seed, out)
+    if (out / "summary.json").is_file():  # finished earlier
+        return job[:4], cmd, _rows(out)
     env = {"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0"}
     import os
     env = dict(os.environ, **env)
     subprocess.run(cmd, check=True, env=env, capture_output=True, text=True)
+    return job[:4], cmd, _rows(out)
+
+
+def _rows(out):
     with open(out / "metrics.csv") as fh:
-        rows = list(csv.DictReader(fh))
-    return job[:4], cmd, rows
+        return list(csv.DictReader(fh))
 
 
 def versions():
@@ -74,15 +83,21 @@ def versions():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "markovlib_fig4"))
+    ap.add_argument("--collect", action="store_true", help="only collect the finished runs")
     args = ap.parse_args(argv)
-    tmp = tempfile.mkdtemp(prefix="fig4_")
-    jobs = [(p, q, init, seed, tmp) for (p, q) in CHAINS for init in INITS for seed in SEEDS]
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    jobs = [(p, q, init, seed, work) for seed in SEEDS for (p, q) in CHAINS for init in INITS]
     OUT.mkdir(parents=True, exist_ok=True)
     results = []
-    with ThreadPoolExecutor(max_workers=args.workers) as pool:
-        for i, res in enumerate(pool.map(run, jobs)):
-            results.append(res)
-            print(f"{i + 1}/{len(jobs)} done: {res[0]}", flush=True)
+    if args.collect:
+        results = [run(j) for j in jobs if (work / f"{j[0]}_{j[1]}_{j[2]}_{j[3]}" / "summary.json").is_file()]
+    else:
+        with ThreadPoolExecutor(max_workers=args.workers) as pool:
+            for i, res in enumerate(pool.map(run, jobs)):
+                results.append(res)
+                print(f"{i + 1}/{len(jobs)} done: {res[0]}", flush=True)
     with open(OUT / "curves.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["p", "q", "init", "seed", "step", "train_loss", "eval_loss", "context_coefficient"])
@@ -90,11 +105,11 @@ def main(argv=None):
             for r in rows:
                 w.writerow([p, q, init, seed, r["step"], r["train_loss"], r["eval_loss"], r["context_coefficient"]])
     manifest = {"description": __doc__, "versions": versions(), "chains": CHAINS, "seeds": SEEDS,
+                "runs": [list(key) for key, _, _ in results],
                 "inits": {k: {"model": m, "init": s} for k, (m, s) in INITS.items()},
                 "commands": [" ".join(["python"] + cmd[1:-2] + ["--out", "OUT"]) for _, cmd, _ in results],
                 "environment": {"OMP_NUM_THREADS": "1"}}
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    shutil.rmtree(tmp, ignore_errors=True)
     print(f"wrote {OUT / 'curves.csv'} and {OUT / 'manifest.json'}")
 
 
