@@ -76,7 +76,8 @@ def integrate_free_bias(e0, w0, b0, p, q, t_max=2e4, rtol=1e-9, atol=1e-11, t_ev
     All initializations form one system of 4n equations (e, w, b and the balance integral J of each point),
     integrated by scipy's ``solve_ivp`` (implicit ``"BDF"`` or ``"Radau"``: the flow is stiff near Gamma*, where
     the Hessian's nonzero eigenvalues are large) with the exact, block-diagonal sparse Jacobian (from
-    ``canonical.hessian``), so the cost of a step grows linearly with n. ``b0`` broadcasts against (e0, w0) (e.g. ``canonical.optimal_bias(e0, w0, p, q)`` or 0).
+    ``canonical.hessian``), so the cost of a step grows linearly with n. ``b0`` broadcasts against (e0, w0)
+    (e.g. ``canonical.optimal_bias(e0, w0, p, q)`` or 0).
     ``t_eval``: optional increasing times in [0, t_max] at which the states are kept (``path``).
     """
     p, q = _pq(p, q)
