@@ -7,9 +7,9 @@ import subprocess
 import sys
 import time
 
-import nbformat
 import pytest
 import torch
+from notebooks import write_notebook
 
 from markovlib.sweep import run_sweep
 
@@ -60,22 +60,16 @@ def test_sigkill_between_checkpoints_then_resume_gives_the_uninterrupted_losses(
 
 
 def dying_notebook(path):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [
-        nbformat.v4.new_code_cell("mode = 'ok'", metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell(
-            "import os, signal\n"
-            "from markovlib.sweep import record_results\n"
-            "if mode == 'kernel':\n"
-            "    os._exit(3)  # the kernel process dies mid-run\n"
-            "if mode == 'worker':\n"
-            "    os.kill(os.getppid(), signal.SIGKILL)  # the dask worker process running this notebook dies\n"
-            "    import time; time.sleep(60)\n"
-            "record_results({'done': True})"),
-    ]
-    nbformat.write(nb, str(path))
-    return path
+    return write_notebook(
+        path, "mode = 'ok'",
+        "import os, signal\n"
+        "from markovlib.sweep import record_results\n"
+        "if mode == 'kernel':\n"
+        "    os._exit(3)  # the kernel process dies mid-run\n"
+        "if mode == 'worker':\n"
+        "    os.kill(os.getppid(), signal.SIGKILL)  # the dask worker process running this notebook dies\n"
+        "    import time; time.sleep(60)\n"
+        "record_results({'done': True})")
 
 
 @pytest.mark.slow

@@ -5,24 +5,19 @@ import json
 import nbformat
 import numpy as np
 import pytest
+from notebooks import write_notebook
 
 from markovlib import cli
 from markovlib.sweep import RESULTS_ENV, grid_points, parse_grid, parse_value, record_results, run_sweep
 
 
 def tiny_notebook(path):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [
-        nbformat.v4.new_code_cell("x = 1\ny = 0.5\nlabel = 'a'", metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell(
-            "from markovlib.sweep import record_results\n"
-            "if x == 2 and y == 1.5:\n"
-            "    raise RuntimeError('deliberate failure at x=2, y=1.5')\n"
-            "record_results({'z': x * y, 'tag': f'{label}{x}', 'big': x > 1})"),
-    ]
-    nbformat.write(nb, str(path))
-    return path
+    return write_notebook(
+        path, "x = 1\ny = 0.5\nlabel = 'a'",
+        "from markovlib.sweep import record_results\n"
+        "if x == 2 and y == 1.5:\n"
+        "    raise RuntimeError('deliberate failure at x=2, y=1.5')\n"
+        "record_results({'z': x * y, 'tag': f'{label}{x}', 'big': x > 1})")
 
 
 def read_rows(path):
