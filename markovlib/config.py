@@ -33,6 +33,9 @@ METRICS_NAME = "metrics.csv"
 SUMMARY_NAME = "summary.json"
 METRIC_COLUMNS = ("step", "lr", "train_loss", "grad_norm", "eval_loss", "gap_entropy_rate", "gap_marginal",
                   "context_coefficient", "coefficient_ratio", "elapsed_s")
+# singular fractions s_1^2 / sum s_i^2 of the weight matrices, recorded at every evaluation (Sec. 5.1, Fig. 3)
+RANK_COLUMNS = tuple(f"top_fraction_{m}" for m in ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2", "positional", "embedding"))
+METRIC_COLUMNS = METRIC_COLUMNS + RANK_COLUMNS
 INIT_KWARGS = ("e", "w", "a", "b", "alpha", "u")
 
 # streams of :func:`batch_seed`
@@ -90,6 +93,25 @@ def _knob(default, help, **meta):
         return field(default_factory=lambda: type(default)(default), metadata={"help": help, **meta})
     return field(default=default, metadata={"help": help, **meta})
 
+
+# Named recipes (knobs of TrainConfig), so that a stored run, its CI slice and a chapter's live run cannot drift.
+RECIPES = {
+    # Fig. 4 as the authors' code trains it (reference Sec. 7): AdamW with nanoGPT decay groups, OneCycleLR, no
+    # gradient clipping, N = 1024, batch 16, d = 8, 1000 steps.
+    "authors_fig4": dict(steps=1000, length=1024, batch=16, d=8, optimizer="adamw", lr=2e-3, betas=(0.9, 0.95),
+                         weight_decay=1e-3, decay_groups="nanogpt", schedule="onecycle", warmup=0.02, grad_clip=0.0),
+    # Sec. 5.1 (Figs. 3, 6, 7): p = 0.2, q = 0.3, N = 1024, d = 8, batch 16, 800 plain-SGD steps from a tiny start
+    # (std 0.001), no weight decay, no clipping; the paper gives no step size (swept by tools/run_lowrank.py).
+    "sec51_sgd": dict(steps=800, length=1024, batch=16, d=8, init_std=1e-3, optimizer="sgd", momentum=0.0,
+                      weight_decay=0.0, grad_clip=0.0),
+}
+
+
+def recipe(name, **overrides) -> dict:
+    """The knobs of the named recipe of :data:`RECIPES`, with ``overrides`` on top (a new dict)."""
+    if name not in RECIPES:
+        raise ValueError(f"recipe must be one of {sorted(RECIPES)}, got {name!r}")
+    return {**RECIPES[name], **overrides}
 
 @dataclass
 class TrainConfig:

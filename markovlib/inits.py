@@ -16,8 +16,8 @@ from . import _checks
 from .energy import SADDLE_ENERGY, energy
 from .readout import optimal_canonical_bias
 
-INITS = ("standard", "rank_one", "guideline", "public_constants_scalar", "canonical", "authors_submission",
-         "authors_public")
+INITS = ("standard", "rank_one", "authors_rank_one", "guideline", "public_constants_scalar", "canonical",
+         "authors_submission", "authors_public")
 TWO_TOKEN_INITS = ("authors_submission", "authors_public")  # the authors' 2-token model only (n_states=2)
 ALIASES = {"guideline_authors": "public_constants_scalar"}  # the old, misleading name of that scheme
 
@@ -47,6 +47,12 @@ def initialize(model, scheme="standard", *, std=0.02, seed=None, generator=None,
         ``"rank_one"``: the canonical low-rank form (reference Sec. 3) with random alpha in
         {+-1}^d / sqrt(d), random u >= 0 (||u||^2 = 4) and random canonical scalars e, w ~ N(0, std^2);
         every attention matrix is (random scalar, N(0, std^2)) * alpha alpha^T. Binary model only.
+        ``"authors_rank_one"``: the random rank-one start of Sec. 5.1 as described for the authors' experiments
+        (their posted code names a ``lowrank`` init but does not implement it, so this is our reading): alpha
+        random in {+-1}^d / sqrt(d), embedding e alpha with e = |0.1 z|, z ~ N(0, 1); W_V = g_V alpha alpha^T,
+        W_O = g_O alpha alpha^T, W_1 = u_1 alpha^T, W_2 = alpha u_2^T with g ~ N(0, std^2), u_i ~ N(0, std^2 I),
+        not tied to each other (so not on the canonical manifold); W_Q, W_K, positional N(0, std^2); bias 0.
+        Binary model only.
         ``"guideline"``: a point of the data-agnostic good region {w < 0, E(e, w) > E_sad} of reference
         Sec. 5: canonical embeddings and feed-forward weights with (e, w) (default e = 1, w = -1, energy 0 >
         E_sad ~ -0.847), alpha random in {+-1}^d / sqrt(d) unless given, bias b (default 0); the attention
@@ -125,6 +131,20 @@ def initialize(model, scheme="standard", *, std=0.02, seed=None, generator=None,
         for name in ("W_Q", "W_K", "W_V", "W_O"):
             if name in params:
                 assign(name, normal((d, d)))
+        return model
+
+    if scheme == "authors_rank_one":
+        e = abs(0.1 * float(torch.randn((), generator=gen, dtype=torch.float64)))
+        for name in ("W_Q", "W_K", "positional"):
+            if name in params:
+                assign(name, normal(params[name].shape))
+        assign("embedding", e * alpha)
+        assign("W_1", torch.outer(normal((r,)), alpha))
+        assign("W_2", torch.outer(alpha, normal((r,))))
+        for name in ("W_V", "W_O"):
+            if name in params:
+                assign(name, float(normal(())) * A)
+        assign("bias", 0.0)
         return model
 
     if scheme == "rank_one":

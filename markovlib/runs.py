@@ -16,13 +16,15 @@ def _train_one(config: dict) -> dict:
     torch.set_num_threads(1)
     trainer = Trainer(**config, progress=False)
     summary = trainer.train()
-    return {"summary": summary, "history": trainer.history}
+    weights = {k: v.detach().double().cpu().numpy() for k, v in trainer.model.named_parameters()}
+    return {"summary": summary, "history": trainer.history, "weights": weights}
 
 
 def train_many(configs, *, workers=1, progress=True) -> list[dict]:
     """Train one run per dict of ``configs`` (keywords of :class:`Trainer`, e.g. p, q, init, seed, steps; no
     ``out``), each on one CPU thread, in ``workers`` processes (spawned; ``workers=1`` runs them here).
-    Returns, in the order of ``configs``, {"summary": ..., "history": ...} per run. Runs are deterministic, so the
+    Returns, in the order of ``configs``, {"summary": ..., "history": ..., "weights": ...} per run (the final
+    weights as float64 numpy arrays by parameter name). Runs are deterministic, so the
     result does not depend on ``workers``. Every config is validated before any run starts."""
     configs = [dict(c) for c in configs]
     workers = _checks.positive_int("workers", workers)

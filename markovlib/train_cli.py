@@ -48,6 +48,24 @@ def _add_field(parser, f):
         parser.add_argument(flag, type=_TYPES.get(str(f.type), str), **kw)
 
 
+def cli_arguments(knobs: dict) -> list[str]:
+    """The ``python -m markovlib train`` options that set ``knobs`` (TrainConfig fields), e.g. for a recipe of
+    :data:`~markovlib.config.RECIPES`: ``{"lr": 0.002, "betas": (0.9, 0.95)}`` -> ``["--lr", "0.002", "--betas",
+    "0.9", "0.95"]``. Unknown or non-command-line fields raise ValueError."""
+    fields = {f.name for f in config_fields()}
+    out = []
+    for name, value in knobs.items():
+        if name not in fields:
+            raise ValueError(f"knobs: {name!r} is not a command-line field of TrainConfig")
+        out.append("--" + name.replace("_", "-"))
+        if isinstance(value, bool):
+            out[-1] = ("--" if value else "--no-") + name.replace("_", "-")
+        elif isinstance(value, (tuple, list)):
+            out.extend(repr(float(v)) for v in value)
+        else:
+            out.append("none" if value is None else str(value))
+    return out
+
 def add_train_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Options of ``python -m markovlib train`` (module docstring)."""
     for f in config_fields():

@@ -175,7 +175,8 @@ class Trainer:
                     all_logits.append(logits[..., 1] - logits[..., 0])
         loss = float(np.mean(losses))
         out = {"eval_loss": loss, "gap_entropy_rate": loss - self.entropy_rate,
-               "gap_marginal": loss - self.marginal_entropy}
+               "gap_marginal": loss - self.marginal_entropy,
+               **{f"top_fraction_{k}": v for k, v in singular_fractions(self.model).items()}}
         if all_logits:
             coef = context_coefficient(torch.cat(all_logits), torch.cat(contexts))
             out["context_coefficient"] = coef

@@ -57,3 +57,45 @@ def test_the_authors_inits_need_the_two_token_model():
     m = MarkovTransformer(4, 8, n_states=2).init_weights("authors_submission", seed=0)
     assert float(m.W_1.detach().min()) == 1.0 and float(m.W_2.detach().max()) == -1.0
     assert torch.all(m.bias.detach() == 0)
+
+
+def test_every_recipe_round_trips_through_the_command_line():
+    """A stored run's command (tools/run_fig4.py, tools/run_lowrank.py) and the chapters' in-process Trainer use
+    one recipe: its command-line form parses back into the same TrainConfig."""
+    import argparse
+
+    import pytest
+
+    from markovlib.config import RECIPES, recipe
+    from markovlib.train_cli import add_train_arguments, cli_arguments, config_from_args
+
+    for name in RECIPES:
+        ap = argparse.ArgumentParser()
+        add_train_arguments(ap)
+        ns = ap.parse_args(["--p", "0.2", "--q", "0.3", *cli_arguments(recipe(name, seed=3))])
+        assert config_from_args(ns).to_dict() == TrainConfig(p=0.2, q=0.3, **recipe(name, seed=3)).to_dict()
+    with pytest.raises(ValueError, match="recipe"):
+        recipe("nope")
+    with pytest.raises(ValueError, match="knobs"):
+        cli_arguments({"init_kwargs": {}})
+
+
+def test_the_stored_fig4_commands_are_the_recipe():
+    import argparse
+    import json
+    import shlex
+    from pathlib import Path
+
+    from markovlib.config import recipe
+    from markovlib.train_cli import add_train_arguments, config_from_args
+
+    manifest = json.loads((Path(__file__).parents[1] / "book" / "data" / "fig4" / "manifest.json").read_text())
+    ap = argparse.ArgumentParser()
+    add_train_arguments(ap)
+    for cmd in manifest["commands"]:
+        argv = shlex.split(cmd)[4:]  # drop "python -m markovlib train"
+        argv = argv[:argv.index("--out")] if "--out" in argv else argv
+        cfg = config_from_args(ap.parse_args(argv)).to_dict()
+        want = TrainConfig(**{k: cfg[k] for k in ("p", "q", "model", "init", "seed", "eval_every", "eval_batches")},
+                           **recipe("authors_fig4")).to_dict()
+        assert cfg == want, cmd

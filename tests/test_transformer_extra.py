@@ -95,3 +95,46 @@ def test_exact_loss_k_states_and_errors():
         exact_loss(model, MarkovChain(0.2, 0.3), 4)
     with pytest.raises(ValueError):
         exact_loss(MarkovTransformer(4, 8), MarkovChain(0.2, 0.3), 1)
+
+
+def test_authors_rank_one_init_is_rank_one_on_the_hypercube_but_not_canonical():
+    """Sec. 5.1's random rank-one start: W_V, W_O, W_1, W_2 exactly rank one along one alpha in {+-1}^d/sqrt(d),
+    e = |0.1 z| >= 0 along alpha, W_1 and W_2 not tied (off the canonical manifold), W_Q, W_K full rank."""
+    import numpy as np
+
+    from markovlib.readout import top_singular_fraction
+    from markovlib.transformer import MarkovTransformer
+
+    d = 8
+    for seed in range(3):
+        m = MarkovTransformer(d, 16, dtype=torch.float64).init_weights("authors_rank_one", std=1e-3, seed=seed)
+        W = {k: v.detach().numpy() for k, v in m.named_parameters()}
+        e = W["embedding"]
+        alpha = e / np.linalg.norm(e)
+        assert np.allclose(np.abs(alpha), 1 / np.sqrt(d), atol=1e-12)  # on the hypercube
+        assert 0 < np.linalg.norm(e) < 1.0  # |0.1 z| is small
+        for name, side in (("W_V", "both"), ("W_O", "both"), ("W_1", "right"), ("W_2", "left")):
+            assert top_singular_fraction(torch.as_tensor(W[name])) > 1 - 1e-12, name
+            U, S, Vh = np.linalg.svd(W[name])
+            if side in ("both", "right"):
+                assert abs(abs(Vh[0] @ alpha) - 1) < 1e-12, name
+            if side in ("both", "left"):
+                assert abs(abs(U[:, 0] @ alpha) - 1) < 1e-12, name
+        u1 = W["W_1"] @ alpha
+        u2 = alpha @ W["W_2"]
+        assert abs(abs(u1 @ u2) / (np.linalg.norm(u1) * np.linalg.norm(u2)) - 1) > 1e-3  # not tied
+        for name in ("W_Q", "W_K"):
+            assert top_singular_fraction(torch.as_tensor(W[name])) < 0.9, name
+
+
+def test_evaluation_rows_carry_the_singular_fractions():
+    from markovlib.config import RANK_COLUMNS
+    from markovlib.trainer import Trainer
+
+    t = Trainer(p=0.2, q=0.3, d=4, length=8, batch=2, steps=2, init="rank_one", eval_every=1, progress=False,
+                device="cpu")
+    t.train()
+    row = t.history[0]
+    for name in ("W_V", "W_O", "W_1", "W_2"):
+        assert abs(row[f"top_fraction_{name}"] - 1) < 1e-5
+    assert {f"top_fraction_{k}" for k in t.model.weight_matrices()} <= set(RANK_COLUMNS)

@@ -22,14 +22,16 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import platform
-import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stored_runs import ROOT, ENV, printable, run_all, train_command, versions  # noqa: E402
+
+from markovlib.config import recipe  # noqa: E402
+from markovlib.train_cli import cli_arguments  # noqa: E402
+
 OUT = ROOT / "book" / "data" / "fig4"
 CHAINS = [(0.5, 0.8), (0.2, 0.3)]
 SEEDS = [0, 1, 2, 3, 4]
@@ -39,45 +41,15 @@ INITS = {  # name -> (model, init)
     "authors_public": ("two_token", "authors_public"),
     "guideline": ("binary", "guideline"),
 }
-RECIPE = ["--steps", "1000", "--length", "1024", "--batch", "16", "--d", "8", "--optimizer", "adamw",
-          "--lr", "0.002", "--betas", "0.9", "0.95", "--weight-decay", "0.001", "--decay-groups", "nanogpt",
-          "--schedule", "onecycle", "--warmup", "0.02", "--grad-clip", "0", "--eval-every", "10",
-          "--eval-batches", "2", "--device", "cpu", "--no-progress"]
+# the authors' recipe (markovlib.config.RECIPES["authors_fig4"]) plus what is recorded: the held-out loss on 2
+# batches every 10 steps
+RECIPE = cli_arguments(recipe("authors_fig4", eval_every=10, eval_batches=2))
 
 
 def command(p, q, init, seed, out):
     model, scheme = INITS[init]
-    return [sys.executable, "-m", "markovlib", "train", "--p", str(p), "--q", str(q), "--model", model,
-            "--init", scheme, "--seed", str(seed), *RECIPE, "--out", str(out)]
-
-
-def run(job):
-    p, q, init, seed, tmp = job
-    out = Path(tmp) / f"{p}_{q}_{init}_{seed}"
-    cmd = command(p, q, init, seed, out)
-    if (out / "summary.json").is_file():  # finished earlier
-        return job[:4], cmd, _rows(out)
-    env = {"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0"}
-    import os
-    env = dict(os.environ, **env)
-    subprocess.run(cmd, check=True, env=env, capture_output=True, text=True)
-    return job[:4], cmd, _rows(out)
-
-
-def _rows(out):
-    with open(out / "metrics.csv") as fh:
-        return list(csv.DictReader(fh))
-
-
-def versions():
-    import numpy
-    import torch
-
-    import markovlib
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
-            "markovlib": markovlib.__version__, "git_commit": commit, "machine": platform.machine(),
-            "torch_threads": 1}
+    return train_command(["--p", str(p), "--q", str(q), "--model", model, "--init", scheme, "--seed", str(seed),
+                          *RECIPE], out)
 
 
 def main(argv=None):
@@ -88,16 +60,14 @@ def main(argv=None):
     args = ap.parse_args(argv)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    jobs = [(p, q, init, seed, work) for seed in SEEDS for (p, q) in CHAINS for init in INITS]
+    jobs = []
+    for seed in SEEDS:  # seed by seed: every (chain, init) pair has the same number of finished seeds, +-1
+        for (p, q) in CHAINS:
+            for init in INITS:
+                out = work / f"{p}_{q}_{init}_{seed}"
+                jobs.append(((p, q, init, seed), command(p, q, init, seed, out), out))
     OUT.mkdir(parents=True, exist_ok=True)
-    results = []
-    if args.collect:
-        results = [run(j) for j in jobs if (work / f"{j[0]}_{j[1]}_{j[2]}_{j[3]}" / "summary.json").is_file()]
-    else:
-        with ThreadPoolExecutor(max_workers=args.workers) as pool:
-            for i, res in enumerate(pool.map(run, jobs)):
-                results.append(res)
-                print(f"{i + 1}/{len(jobs)} done: {res[0]}", flush=True)
+    results = run_all(jobs, args.workers, collect_only=args.collect)
     with open(OUT / "curves.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["p", "q", "init", "seed", "step", "train_loss", "eval_loss", "context_coefficient"])
@@ -107,8 +77,8 @@ def main(argv=None):
     manifest = {"description": __doc__, "versions": versions(), "chains": CHAINS, "seeds": SEEDS,
                 "runs": [list(key) for key, _, _ in results],
                 "inits": {k: {"model": m, "init": s} for k, (m, s) in INITS.items()},
-                "commands": [" ".join(["python"] + cmd[1:-2] + ["--out", "OUT"]) for _, cmd, _ in results],
-                "environment": {"OMP_NUM_THREADS": "1"}}
+                "commands": [printable(cmd) for _, cmd, _ in results],
+                "environment": ENV}
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"wrote {OUT / 'curves.csv'} and {OUT / 'manifest.json'}")
 

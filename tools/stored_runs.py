@@ -1,0 +1,58 @@
+"""What the stored paper-scale runs share (tools/run_fig4.py, tools/run_lowrank.py): one ``python -m markovlib
+train`` command per run, a work folder where a finished run (its summary.json exists) is not run again, and a
+manifest with the exact commands, the seeds and the versions."""
+from __future__ import annotations
+
+import csv
+import os
+import platform
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}  # one thread per run: runs go side by side
+
+
+def train_command(options, out):
+    return [sys.executable, "-m", "markovlib", "train", *options, "--device", "cpu", "--no-progress",
+            "--out", str(out)]
+
+
+def printable(cmd):
+    """The command as the manifest records it (``python``, and OUT for the run's folder)."""
+    return " ".join(["python"] + cmd[1:-2] + ["--out", "OUT"])
+
+
+def run_one(cmd, out):
+    """Run ``cmd`` unless ``out`` holds a finished run; return the rows of its metrics.csv."""
+    out = Path(out)
+    if not (out / "summary.json").is_file():
+        subprocess.run(cmd, check=True, env=dict(os.environ, **ENV), capture_output=True, text=True)
+    with open(out / "metrics.csv") as fh:
+        return list(csv.DictReader(fh))
+
+
+def run_all(jobs, workers, collect_only=False):
+    """``jobs``: (key, cmd, out) triples. Returns (key, cmd, rows) for the finished ones, in the jobs' order."""
+    if collect_only:
+        return [(key, cmd, run_one(cmd, out)) for key, cmd, out in jobs if (Path(out) / "summary.json").is_file()]
+    results = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run_one, cmd, out) for _, cmd, out in jobs]
+        for i, ((key, cmd, _), fut) in enumerate(zip(jobs, futures)):
+            results.append((key, cmd, fut.result()))
+            print(f"{i + 1}/{len(jobs)} done: {key}", flush=True)
+    return results
+
+
+def versions():
+    import numpy
+    import torch
+
+    import markovlib
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
+            "markovlib": markovlib.__version__, "git_commit": commit, "machine": platform.machine(),
+            "torch_threads": 1}
