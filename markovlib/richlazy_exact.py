@@ -179,6 +179,10 @@ def implicit_bias_limit(X, y, beta0, delta):
         dec = -float(gz @ p)  # Newton decrement squared
         if dec <= 1e-26 * (1.0 + abs(fz)):
             break
+        if dec <= 1e-10 * (1.0 + abs(fz)):  # quadratic convergence region: the decrease is below rounding of f
+            z = z + p
+            fz = f(z)
+            continue
         step = 1.0
         while step > 1e-12:
             z_new = z + step * p
