@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _finite_array(name, x) -> np.ndarray:
-    arr = np.asarray(x, dtype=float)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got non-finite values")
-    return arr
+# the closed forms (App. A.2, Thm 3.1) live in richlazy_exact and are re-exported here
+from .richlazy_exact import (  # noqa: F401
+    _a2_wn2,
+    _finite_array,
+    exact_mu_phi,
+    exact_parameters,
+    implicit_bias_limit,
+    psi_delta,
+    q_delta,
+    q_delta_prime,
+)
 
 
 def _positive_rate(name, x) -> float:
@@ -152,18 +157,3 @@ def function_space_M(beta, delta):
     bh = beta / r
     return a2 * np.eye(d) + wn2 * np.outer(bh, bh)
 
-
-def _a2_wn2(r, delta):
-    """a^2 = (S + delta)/2 and ||w||^2 = (S - delta)/2 for ||beta|| = r, S = sqrt(delta^2 + 4 r^2), stably."""
-    r = np.asarray(r, dtype=float)
-    delta = np.asarray(delta, dtype=float)
-    S = np.hypot(delta, 2 * r)
-    big = np.where(delta >= 0, S + delta, S - delta)  # the sum without cancellation
-    big_safe = np.where(big > 0, big, 1.0)
-    small = np.where(big > 0, 2 * r**2 / big_safe, 0.0)  # the other one: (S+d)(S-d) = 4 r^2
-    a2 = np.where(delta >= 0, big / 2, small)
-    wn2 = np.where(delta >= 0, small, big / 2)
-    return a2, wn2
-
-
-from .richlazy_exact import exact_mu_phi, exact_parameters, implicit_bias_limit, psi_delta, q_delta  # noqa: E402,F401

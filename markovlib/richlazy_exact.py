@@ -18,7 +18,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from .richlazy import _a2_wn2, _finite_array
+
+def _finite_array(name, x) -> np.ndarray:
+    arr = np.asarray(x, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got non-finite values")
+    return arr
+
+
+def _a2_wn2(r, delta):
+    """a^2 = (S + delta)/2 and ||w||^2 = (S - delta)/2 for ||beta|| = r, S = sqrt(delta^2 + 4 r^2), stably."""
+    r = np.asarray(r, dtype=float)
+    delta = np.asarray(delta, dtype=float)
+    S = np.hypot(delta, 2 * r)
+    big = np.where(delta >= 0, S + delta, S - delta)  # the sum without cancellation
+    big_safe = np.where(big > 0, big, 1.0)
+    small = np.where(big > 0, 2 * r**2 / big_safe, 0.0)  # the other one: (S+d)(S-d) = 4 r^2
+    a2 = np.where(delta >= 0, big / 2, small)
+    wn2 = np.where(delta >= 0, small, big / 2)
+    return a2, wn2
 
 
 def _scalar(name, x) -> float:
@@ -90,8 +108,8 @@ def q_delta(r, delta):
     """q_delta of Thm 3.1 in closed form: q(r) = int_0^r (3/2) sqrt(sqrt(s^2 + delta^2/4) - delta/2) ds
     = |a|^3 - (3/2) delta |a| + (1/2) max(delta, 0)^{3/2} with a^2 = (sqrt(delta^2 + 4 r^2) + delta)/2 (substitute
     v = a^2 = ||w||^2 + delta, r = ||w|| sqrt(v): q'(r) dr = (3/4)(2 v - delta) v^{-1/2} dv). For delta > 0 evaluated as
-    delta^{3/2} e (3/2 + 3 e + e^2), e = |a|/sqrt(delta) - 1 = ||w||^2 / (sqrt(delta)(|a| + sqrt(delta))). q(r) = r^{3/2}
-    at delta = 0. Broadcasts over r >= 0."""
+    delta^{3/2} e (3/2 + 3 e + e^2), e = |a|/sqrt(delta) - 1 = ||w||^2 / (sqrt(delta)(|a| + sqrt(delta))).
+    q(r) = r^{3/2} at delta = 0. Broadcasts over r >= 0."""
     r = _finite_array("r", r)
     if np.any(r < 0):
         raise ValueError("r must be >= 0 (a norm)")
