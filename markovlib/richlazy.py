@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _finite_array(name, x) -> np.ndarray:
-    arr = np.asarray(x, dtype=float)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got non-finite values")
-    return arr
+# the closed forms (App. A.2, Thm 3.1) live in richlazy_exact and are re-exported here
+from .richlazy_exact import (  # noqa: F401
+    _a2_wn2,
+    _finite_array,
+    exact_mu_phi,
+    exact_parameters,
+    implicit_bias_limit,
+    psi_delta,
+    q_delta,
+    q_delta_prime,
+)
 
 
 def _positive_rate(name, x) -> float:
@@ -53,3 +58,102 @@ def kernel_distance(K1, K2) -> float:
         return 1.0
     # normalize first, so that huge or tiny kernels do not overflow the inner product
     return float(1.0 - np.sum((K1 / n1) * (K2 / n2)))
+
+
+def _whitened_beta_star(X, y):
+    """(C, c) = (X^T X / n, X^T y / n) after validating shapes (X is n x d, y has length n)."""
+    X = _finite_array("X", X)
+    y = _finite_array("y", y)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be an n x d matrix with n, d >= 1, got shape {X.shape}")
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must be a vector of length n = {X.shape[0]} (the rows of X), got shape {y.shape}")
+    n = X.shape[0]
+    return X.T @ X / n, X.T @ y / n
+
+
+def single_neuron_flow(a0, w0, X, y, t, eta_a=1.0, eta_w=1.0):
+    """Gradient flow of f(x) = a w^T x on L = ||X (a w) - y||^2 / (2n) (Sec. 3, App. A eq. for da/dt, dw/dt):
+    da/dt = -eta_a w^T g, dw/dt = -eta_w a g with g = (X^T X (a w) - X^T y) / n, integrated from t = 0 by
+    scipy's DOP853 (rtol 1e-11, atol 1e-13). ``t``: nondecreasing times >= 0. Returns (a(t), w(t)) with shapes
+    (len(t),) and (len(t), d)."""
+    from scipy.integrate import solve_ivp
+
+    eta_a = _positive_rate("eta_a", eta_a)
+    eta_w = _positive_rate("eta_w", eta_w)
+    C, c = _whitened_beta_star(X, y)
+    a0 = float(_finite_array("a0", a0))
+    w0 = _finite_array("w0", w0)
+    if w0.shape != (C.shape[0],):
+        raise ValueError(f"w0 must be a vector of length d = {C.shape[0]} (the columns of X), got shape {w0.shape}")
+    t = _finite_array("t", t)
+    if t.ndim != 1 or t.size == 0 or t[0] < 0 or np.any(np.diff(t) < 0):
+        raise ValueError("t must be a non-empty 1-D array of nondecreasing times >= 0")
+
+    def rhs(_, theta):
+        a, w = theta[0], theta[1:]
+        g = C @ (a * w) - c
+        return np.concatenate(([-eta_a * (w @ g)], -eta_w * a * g))
+
+    if t[-1] == 0:
+        return np.full(t.shape, a0), np.tile(w0, (t.size, 1))
+    sol = solve_ivp(rhs, (0.0, float(t[-1])), np.concatenate(([a0], w0)), method="DOP853", t_eval=t,
+                    rtol=1e-11, atol=1e-13)
+    if not sol.success:  # pragma: no cover - DOP853 on this smooth polynomial field does not fail in range
+        raise RuntimeError(f"solve_ivp failed: {sol.message}")
+    return sol.y[0].copy(), sol.y[1:].T.copy()
+
+
+def reduced_vector_field(mu, phi, delta, beta_star_norm):
+    """The reduced system of Sec. 3 (App. A.2.1) for whitened input and eta_a eta_w = 1, with S = sqrt(delta^2 +
+    4 mu^2) = a^2 + ||w||^2:  dmu/dt = S (phi ||beta*|| - mu),  dphi/dt = ||beta*|| (1 - phi^2) mu / ||w||^2 with
+    ||w||^2 = (S - delta)/2 (computed as 2 mu^2 / (S + delta) for delta > 0, no cancellation). Broadcasts.
+    Undefined where w = 0 (mu = 0, delta >= 0); there dphi/dt is returned as 0."""
+    mu = _finite_array("mu", mu)
+    phi = _finite_array("phi", phi)
+    delta = _finite_array("delta", delta)
+    b = float(_finite_array("beta_star_norm", beta_star_norm))
+    if b <= 0:
+        raise ValueError(f"beta_star_norm must be > 0, got {beta_star_norm!r}")
+    if np.any(np.abs(phi) > 1):
+        raise ValueError("phi is a cosine and must lie in [-1, 1]")
+    S = np.hypot(delta, 2 * mu)
+    wn2 = np.where(delta > 0, 2 * mu**2 / np.where(S + delta > 0, S + delta, 1.0), (S - delta) / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dphi = np.where(wn2 > 0, b * (1 - phi**2) * mu / np.where(wn2 > 0, wn2, 1.0), 0.0)
+    return S * (phi * b - mu), dphi
+
+
+def ntk(X, a, w, eta_a=1.0, eta_w=1.0):
+    """The NTK matrix of the single neuron, K = X M X^T with M = eta_w a^2 I + eta_a w w^T (Sec. 3, eq. (1)):
+    K_ij = sum over parameters of eta * df(x_i)/dtheta * df(x_j)/dtheta. An n x n matrix."""
+    eta_a = _positive_rate("eta_a", eta_a)
+    eta_w = _positive_rate("eta_w", eta_w)
+    X = _finite_array("X", X)
+    a = float(_finite_array("a", a))
+    w = _finite_array("w", w)
+    if X.ndim != 2 or w.shape != (X.shape[1],):
+        raise ValueError(f"X must be n x d and w a vector of length d, got shapes {X.shape} and {w.shape}")
+    Xw = X @ w
+    return eta_w * a**2 * (X @ X.T) + eta_a * np.outer(Xw, Xw)
+
+
+def function_space_M(beta, delta):
+    """M(beta, delta) = ((S + delta)/2) I + ((S - delta)/2) beta_hat beta_hat^T, S = sqrt(delta^2 + 4||beta||^2)
+    (Sec. 3 eq. (4), eta_a = eta_w = 1): d beta/dt = -M grad_beta L. (S + delta)/2 = a^2 and (S - delta)/2 =
+    ||w||^2, each computed without cancellation. For beta = 0 and delta < 0 M is not a function of beta (w has
+    no direction), which raises ValueError."""
+    beta = _finite_array("beta", beta)
+    delta = float(_finite_array("delta", delta))
+    if beta.ndim != 1 or beta.size == 0:
+        raise ValueError(f"beta must be a non-empty vector, got shape {beta.shape}")
+    r = float(np.linalg.norm(beta))
+    d = beta.size
+    if r == 0:
+        if delta < 0:
+            raise ValueError("beta must be nonzero when delta < 0 (M then depends on the direction of w)")
+        return max(delta, 0.0) * np.eye(d)
+    a2, wn2 = _a2_wn2(r, delta)
+    bh = beta / r
+    return a2 * np.eye(d) + wn2 * np.outer(bh, bh)
+

@@ -1,0 +1,214 @@
+"""Part II: closed forms of the single-neuron model (Kunin et al., NeurIPS 2024, App. A.2 and Thm 3.1).
+
+Re-exported by :mod:`markovlib.richlazy`. Whitened input (X^T X / n = I), eta_a eta_w = 1 (a time rescaling),
+beta* the OLS solution, b = ||beta*||, w = u beta*/b + v with v orthogonal to beta*, s = ||v||. Then
+
+    da/dt = u b - a (u^2 + s^2),   du/dt = a b - a^2 u,   dv/dt = -a^2 v,   delta = a^2 - u^2 - s^2.
+
+zeta = u / a obeys the constant-coefficient Riccati equation dzeta/dt = b - delta zeta - b zeta^2 (App. A.2.3;
+its inverse a / u obeys the same with -delta, A.2.4). Writing zeta = g' / (b g) linearizes it:
+g'' + delta g' - b^2 g = 0, g = c1 e^{lambda+ t} + c2 e^{lambda- t}, lambda+- = (-delta +- S*)/2,
+S* = sqrt(delta^2 + 4 b^2). With a = g h, u = g' h / b the Bernoulli equation of a becomes dh/dt = h (delta - g^2 h^2),
+solved by 1/h^2 = e^{-2 delta t} (1 + 2 int_0^t e^{2 delta s} g(s)^2 ds) (g(0) = a0, h(0) = 1), and
+s(t) = s0 e^{-delta t} h(t). g, g' and h stay finite through a zero of a (g = 0) or of u (g' = 0), so one formula
+covers the balanced, upstream and downstream cases and the zero crossing of a (Lemma A.1) without a switch of
+variables. Every exponential is evaluated after factoring out e^{lambda+ t}, so huge t and huge |delta| are stable.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _finite_array(name, x) -> np.ndarray:
+    arr = np.asarray(x, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got non-finite values")
+    return arr
+
+
+def _a2_wn2(r, delta):
+    """a^2 = (S + delta)/2 and ||w||^2 = (S - delta)/2 for ||beta|| = r, S = sqrt(delta^2 + 4 r^2), stably."""
+    r = np.asarray(r, dtype=float)
+    delta = np.asarray(delta, dtype=float)
+    S = np.hypot(delta, 2 * r)
+    big = np.where(delta >= 0, S + delta, S - delta)  # the sum without cancellation
+    big_safe = np.where(big > 0, big, 1.0)
+    small = np.where(big > 0, 2 * r**2 / big_safe, 0.0)  # the other one: (S+d)(S-d) = 4 r^2
+    a2 = np.where(delta >= 0, big / 2, small)
+    wn2 = np.where(delta >= 0, small, big / 2)
+    return a2, wn2
+
+
+def _scalar(name, x) -> float:
+    arr = _finite_array(name, x)
+    if arr.size != 1:
+        raise ValueError(f"{name} must be a scalar, got shape {arr.shape}")
+    return float(arr.reshape(()))
+
+
+
+def exact_parameters(t, delta, beta_star_norm, mu0, phi0):
+    """(a(t), u(t), s(t)) of the whitened single neuron (module docstring), from mu0 = a0 ||w0|| and
+    phi0 = cos(w0, beta*), with sign(a0) = sign(mu0) (a0 > 0 when mu0 = 0 and delta > 0). Vectorized over t >= 0."""
+    t = _finite_array("t", t)
+    if np.any(t < 0):
+        raise ValueError("t must be >= 0")
+    delta = _scalar("delta", delta)
+    b = _scalar("beta_star_norm", beta_star_norm)
+    if b <= 0:
+        raise ValueError(f"beta_star_norm must be > 0, got {beta_star_norm!r}")
+    mu0 = _scalar("mu0", mu0)
+    phi0 = _scalar("phi0", phi0)
+    if not -1.0 <= phi0 <= 1.0:
+        raise ValueError(f"phi0 is a cosine and must lie in [-1, 1], got {phi0!r}")
+    a02, wn02 = _a2_wn2(abs(mu0), delta)
+    a0 = (1.0 if mu0 >= 0 else -1.0) * float(np.sqrt(a02))
+    wn0 = float(np.sqrt(wn02))
+    u0, s0 = phi0 * wn0, wn0 * float(np.sqrt((1 - phi0) * (1 + phi0)))
+    S = float(np.hypot(delta, 2 * b))
+    P, Q = (S + delta, 4 * b * b / (S + delta)) if delta >= 0 else (4 * b * b / (S - delta), S - delta)
+    lam_p, lam_m = Q / 2, -P / 2  # lambda+ = (S - delta)/2 > 0, lambda- = -(S + delta)/2 < 0
+    c1 = (b * u0 + P * a0 / 2) / S
+    c2 = (Q * a0 / 2 - b * u0) / S
+    with np.errstate(over="ignore", under="ignore"):
+        if c1 != 0.0:  # everything times e^{-lambda+ t}; Z = e^{-2 lambda+ t} / h^2 >= 2 c1^2 (1 - e^{-Pt}) / P
+            e1, E = np.exp(-S * t), np.exp(-P * t)
+            if delta > 0:
+                mid = e1 * (-np.expm1(-delta * t)) / delta
+            elif delta < 0:
+                mid = E * np.expm1(delta * t) / delta
+            else:
+                mid = t * e1
+            G = c1 + c2 * e1
+            Gp = lam_p * c1 + lam_m * c2 * e1
+            Z = E + 2 * c1**2 * (-np.expm1(-P * t)) / P + 4 * c1 * c2 * mid + 2 * c2**2 * E * (-np.expm1(-Q * t)) / Q
+            root_E = np.exp(-P * t / 2)
+        else:  # the stable manifold of a saddle: everything times e^{-lambda+ t + P t / 2}
+            G = c2 * np.exp(-Q * t / 2)
+            Gp = lam_m * G
+            Z = 1 + 2 * c2**2 * (-np.expm1(-Q * t)) / Q
+            root_E = np.ones_like(t)
+    rZ = np.sqrt(Z)
+    return G / rZ, Gp / (b * rZ), s0 * root_E / rZ
+
+
+def exact_mu_phi(t, delta, beta_star_norm, mu0, phi0):
+    """The exact (mu(t), phi(t)) of App. A.2 (whitened input, eta_a eta_w = 1): mu = a ||w||, phi = cos(w, beta*),
+    from the closed form of :func:`exact_parameters` (balanced delta = 0: phi = tanh(b t + artanh phi0); upstream,
+    downstream and a zero crossing of a by the same formula). Vectorized over t. Where w = 0 (possible only at an
+    instant for phi0 = +-1 and delta > 0, or for mu0 = 0, delta >= 0) phi is undefined and 0 is returned."""
+    a, u, s = exact_parameters(t, delta, beta_star_norm, mu0, phi0)
+    wn = np.hypot(u, s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        phi = np.where(wn > 0, u / np.where(wn > 0, wn, 1.0), 0.0)
+    return a * wn, np.clip(phi, -1.0, 1.0)
+
+
+def q_delta(r, delta):
+    """q_delta of Thm 3.1 in closed form: q(r) = int_0^r (3/2) sqrt(sqrt(s^2 + delta^2/4) - delta/2) ds
+    = |a|^3 - (3/2) delta |a| + (1/2) max(delta, 0)^{3/2} with a^2 = (sqrt(delta^2 + 4 r^2) + delta)/2 (substitute
+    v = a^2 = ||w||^2 + delta, r = ||w|| sqrt(v): q'(r) dr = (3/4)(2 v - delta) v^{-1/2} dv). For delta > 0 evaluated as
+    delta^{3/2} e (3/2 + 3 e + e^2), e = |a|/sqrt(delta) - 1 = ||w||^2 / (sqrt(delta)(|a| + sqrt(delta))).
+    q(r) = r^{3/2} at delta = 0. Broadcasts over r >= 0."""
+    r = _finite_array("r", r)
+    if np.any(r < 0):
+        raise ValueError("r must be >= 0 (a norm)")
+    delta = _scalar("delta", delta)
+    a2, wn2 = _a2_wn2(r, delta)
+    absa = np.sqrt(a2)
+    if delta > 0:
+        sd = np.sqrt(delta)
+        e = wn2 / (sd * (absa + sd))
+        return delta * sd * e * (1.5 + 3 * e + e * e)
+    return absa**3 - 1.5 * delta * absa
+
+
+def q_delta_prime(r, delta):
+    """q_delta'(r) = (3/2) sqrt(sqrt(r^2 + delta^2/4) - delta/2) = (3/2) ||w|| (Thm 3.1)."""
+    return 1.5 * np.sqrt(_a2_wn2(np.asarray(r, dtype=float), float(delta))[1])
+
+
+def psi_delta(beta, beta0, delta):
+    """Psi_delta(beta) = q_delta(||beta||) - q_delta'(||beta0||) beta0_hat^T beta (Thm 3.1); ``beta`` may carry
+    leading axes, ``beta0`` is a nonzero vector."""
+    beta = _finite_array("beta", beta)
+    beta0 = _check_beta0(beta0, beta.shape[-1] if beta.ndim else 0)
+    delta = _scalar("delta", delta)
+    r0 = float(np.linalg.norm(beta0))
+    return q_delta(np.linalg.norm(beta, axis=-1), delta) - q_delta_prime(r0, delta) * (beta @ beta0) / r0
+
+
+def _check_beta0(beta0, d):
+    beta0 = _finite_array("beta0", beta0)
+    if beta0.shape != (d,):
+        raise ValueError(f"beta0 must be a vector of length d = {d}, got shape {beta0.shape}")
+    if not np.any(beta0):
+        raise ValueError("beta0 must be nonzero (Thm 3.1 needs its direction)")
+    return beta0
+
+
+def _grad_hess(beta, beta0, delta):
+    r, r0 = np.linalg.norm(beta), np.linalg.norm(beta0)
+    lin = q_delta_prime(r0, delta) * beta0 / r0
+    d = beta.size
+    if r == 0:
+        return -lin, np.eye(d)
+    a2, wn2 = _a2_wn2(r, delta)
+    bh = beta / r
+    qp = 1.5 * np.sqrt(wn2)
+    qpp = 1.5 * np.sqrt(a2) / np.hypot(delta, 2 * r)  # q'' = (3/2)|a| / S
+    qp_r = 1.5 / np.sqrt(a2) if a2 > 0 else 1.5 * np.sqrt(wn2) / r  # q'(r)/r = (3/2)/|a|
+    P = np.outer(bh, bh)
+    return qp * bh - lin, qpp * P + qp_r * (np.eye(d) - P)
+
+
+def implicit_bias_limit(X, y, beta0, delta):
+    """The minimizer of Psi_delta(beta) over the least-squares solutions {beta: X^T X beta = X^T y} (Thm 3.1;
+    = {X beta = y} when y is in the range of X). Parametrized as beta = beta_ls + N z (N an orthonormal basis of the
+    null space of X, from the SVD), Psi is strictly convex in z; damped Newton with backtracking from z = N^T beta0.
+    ``X``: n x d (a 1-D X is one sample). Returns a vector of length d."""
+    X = _finite_array("X", X)
+    if X.ndim == 1:
+        X = X[None, :]
+    y = np.atleast_1d(_finite_array("y", y))
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError(f"X must be n x d and y of length n, got shapes {X.shape} and {y.shape}")
+    d = X.shape[1]
+    beta0 = _check_beta0(beta0, d)
+    delta = _scalar("delta", delta)
+    U, sv, Vt = np.linalg.svd(X)
+    rank = int(np.sum(sv > sv.max() * max(X.shape) * np.finfo(float).eps)) if sv.size else 0
+    if rank == 0:
+        raise ValueError("X must be nonzero")
+    beta_ls = Vt[:rank].T @ ((U[:, :rank].T @ y) / sv[:rank])
+    N = Vt[rank:].T
+    if N.shape[1] == 0:
+        return beta_ls
+    z = N.T @ beta0
+
+    def f(z_):
+        return float(psi_delta(beta_ls + N @ z_, beta0, delta))
+
+    fz = f(z)
+    for _ in range(200):
+        g, H = _grad_hess(beta_ls + N @ z, beta0, delta)
+        gz, Hz = N.T @ g, N.T @ H @ N
+        p = -np.linalg.solve(Hz, gz)
+        dec = -float(gz @ p)  # Newton decrement squared
+        if dec <= 1e-26 * (1.0 + abs(fz)):
+            break
+        if dec <= 1e-10 * (1.0 + abs(fz)):  # quadratic convergence region: the decrease is below rounding of f
+            z = z + p
+            fz = f(z)
+            continue
+        step = 1.0
+        while step > 1e-12:
+            z_new = z + step * p
+            f_new = f(z_new)
+            if f_new <= fz - 1e-4 * step * dec:
+                break
+            step /= 2
+        else:
+            break
+        z, fz = z_new, f_new
+    return beta_ls + N @ z
