@@ -20,7 +20,8 @@ from scipy.linalg import eigh
 
 __all__ = ["vec", "unvec", "conserved_matrix", "neuron_deltas", "preconditioner", "preconditioner_from_beta",
            "isotropic_preconditioner", "beta_gradient", "gradient_flow", "ntk", "isotropic_init", "init_with_deltas",
-           "singular_value_rates", "hyperbolic_entropy", "hyperbolic_entropy_grad"]
+           "singular_value_rates", "hyperbolic_entropy", "hyperbolic_entropy_grad", "deep_balanced_preconditioner",
+           "deep_rich_bias"]
 
 
 # ---------------------------------------------------------------------------------------------- validation
@@ -308,3 +309,38 @@ def hyperbolic_entropy(sigma, delta, eta_a=1.0, eta_w=1.0) -> float:
     rk = np.sqrt(eta_a * eta_w)
     b = abs(delta) / (2 * rk)
     return float(np.sum(sigma * np.arcsinh(sigma / b) - np.hypot(sigma, b) + b) / (2 * rk))
+
+
+# ---------------------------------------------------------------------------------------------- deep (App. B.2)
+def _depth(L) -> int:
+    if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 1:
+        raise ValueError(f"L must be an integer >= 1 (hidden layers), got {L!r}")
+    return int(L)
+
+
+def deep_balanced_preconditioner(beta, L) -> np.ndarray:
+    """M = ||beta||^(2L/(L+1)) (I + L bhat bhat^T) of a depth-(L+1) single-output linear network
+    f(x) = a^T W_L ... W_1 x from a balanced start (a a^T = W_L W_L^T, W_{l+1}^T W_{l+1} = W_l W_l^T; the
+    delta -> 0 case of Def. B.7), equal learning rates 1: d beta/dt = -M grad L (Lemma B.9, Thm B.10)."""
+    L = _depth(L)
+    beta = _finite("beta", beta, 1)
+    r = float(np.linalg.norm(beta))
+    if r == 0:
+        return np.zeros((beta.size, beta.size))
+    bh = beta / r
+    return r ** (2 * L / (L + 1)) * (np.eye(beta.size) + L * np.outer(bh, bh))
+
+
+def deep_rich_bias(beta, beta0, L) -> float:
+    """Psi(beta) = ||beta||^((L+2)/(L+1)) - (L+2)/(L+1) ||beta0||^(-L/(L+1)) beta0^T beta (Thm B.10, derived in
+    the chapter): the flow from a balanced start beta0 != 0 that interpolates X beta = y ends at argmin Psi there."""
+    L = _depth(L)
+    beta = _finite("beta", beta, 1)
+    beta0 = _finite("beta0", beta0, 1)
+    if beta0.shape != beta.shape:
+        raise ValueError(f"beta0 must have beta's shape {beta.shape}, got {beta0.shape}")
+    r0 = float(np.linalg.norm(beta0))
+    if r0 == 0:
+        raise ValueError("beta0 must be nonzero")
+    q = (L + 2) / (L + 1)
+    return float(np.linalg.norm(beta) ** q - q * r0 ** (-L / (L + 1)) * beta0 @ beta)

@@ -179,3 +179,41 @@ def test_validation():
         L.hyperbolic_entropy([1.0], 0.0)
     with pytest.raises(ValueError, match="d must be"):
         L.isotropic_init(0, 1, 1, 0.0)
+
+
+def _balanced_chain(d, L, s, rng):
+    v = [x / np.linalg.norm(x) for x in rng.standard_normal((L + 1, d))]
+    return s * v[L], [s * np.outer(v[l + 1], v[l]) for l in range(L)]
+
+
+@pytest.mark.parametrize("L", [1, 2, 3])
+def test_deep_balanced_preconditioner_matches_autograd(L):
+    d = 3
+    rng = np.random.default_rng(L)
+    a, Ws = _balanced_chain(d, L, 0.9, rng)
+
+    def beta_of(z):
+        b = z[:d]
+        for l in reversed(range(L)):
+            b = z[d + l * d * d: d + (l + 1) * d * d].reshape(d, d).T @ b
+        return b
+
+    z = torch.tensor(np.concatenate([a] + [W.ravel() for W in Ws]))
+    J = torch.autograd.functional.jacobian(beta_of, z).numpy()
+    beta = beta_of(z).numpy()
+    from markovlib.linear_networks import deep_balanced_preconditioner
+
+    assert np.allclose(deep_balanced_preconditioner(beta, L), J @ J.T, atol=1e-12)
+
+
+def test_deep_rich_bias_two_layers_is_thm31_at_delta_zero():
+    rng = np.random.default_rng(2)
+    b, b0 = rng.standard_normal(4), rng.standard_normal(4)
+    r0 = np.linalg.norm(b0)
+    expected = np.linalg.norm(b) ** 1.5 - 1.5 * np.sqrt(r0) * (b0 / r0) @ b
+    assert abs(L.deep_rich_bias(b, b0, 1) - expected) < 1e-12
+    with pytest.raises(ValueError, match="L must be"):
+        L.deep_rich_bias(b, b0, 0)
+    with pytest.raises(ValueError, match="beta0"):
+        L.deep_rich_bias(b, np.zeros(4), 2)
+    assert np.array_equal(L.deep_balanced_preconditioner(np.zeros(3), 2), np.zeros((3, 3)))
