@@ -146,7 +146,8 @@ def isotropic_preconditioner(beta, delta, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     delta < 0, h = c if delta > 0), a function of beta (c x d) alone:
 
         M = P kron I_c + I_d kron Q,   P = sqrt(eta_a eta_w beta^T beta + delta^2/4 I_d) - delta/2 I_d  (= eta_a W^T W),
-                                        Q = sqrt(eta_a eta_w beta beta^T + delta^2/4 I_c) + delta/2 I_c  (= eta_w A A^T).
+                                        Q = sqrt(eta_a eta_w beta beta^T + delta^2/4 I_c) + delta/2 I_c
+                                        (= eta_w A A^T).
     """
     eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
     beta = _finite("beta", beta, 2)

@@ -183,7 +183,7 @@ def test_validation():
 
 def _balanced_chain(d, L, s, rng):
     v = [x / np.linalg.norm(x) for x in rng.standard_normal((L + 1, d))]
-    return s * v[L], [s * np.outer(v[l + 1], v[l]) for l in range(L)]
+    return s * v[L], [s * np.outer(v[k + 1], v[k]) for k in range(L)]
 
 
 @pytest.mark.parametrize("L", [1, 2, 3])
@@ -194,8 +194,8 @@ def test_deep_balanced_preconditioner_matches_autograd(L):
 
     def beta_of(z):
         b = z[:d]
-        for l in reversed(range(L)):
-            b = z[d + l * d * d: d + (l + 1) * d * d].reshape(d, d).T @ b
+        for k in reversed(range(L)):
+            b = z[d + k * d * d: d + (k + 1) * d * d].reshape(d, d).T @ b
         return b
 
     z = torch.tensor(np.concatenate([a] + [W.ravel() for W in Ws]))

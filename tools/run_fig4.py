@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ROOT, ENV, printable, run_all, train_command, versions  # noqa: E402
+from stored_runs import ENV, ROOT, printable, run_all, train_command, versions  # noqa: E402
 
 from markovlib.config import recipe  # noqa: E402
 from markovlib.train_cli import cli_arguments  # noqa: E402
