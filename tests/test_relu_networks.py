@@ -69,7 +69,8 @@ def test_ntk_is_jacobian_gram_from_autograd(gamma, eta_a, eta_w):
 
 def test_batched_calls_agree_with_single_runs():
     X, y, a, W = _problem(seed=4)
-    a2 = np.stack([a, 0.5 * a]); W2 = np.stack([W, -W])
+    a2 = np.stack([a, 0.5 * a])
+    W2 = np.stack([W, -W])
     out = RN.gradient_descent(X, y, a2, W2, lr=np.array([0.01, 0.02]), save_steps=[0, 5, 9])
     for r, lr in enumerate([0.01, 0.02]):
         single = RN.gradient_descent(X, y, a2[r], W2[r], lr, [0, 5, 9])

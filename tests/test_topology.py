@@ -38,7 +38,8 @@ def test_balances_input_checks_and_extremes():
         T.neuron_balances(np.ones(3), np.ones(3))
     c = T.neuron_balances([[1e200, 0.0], [1e200, 1e200]], [[1e200, 1e-300]])
     assert c[0] == 0.0 and c[1] == np.inf
-    assert np.array_equal(T.neuron_balances(np.ones((2, 2)), np.ones(2)), T.neuron_balances(np.ones((2, 2)), np.ones((1, 2))))
+    assert np.array_equal(T.neuron_balances(np.ones((2, 2)), np.ones(2)),
+                          T.neuron_balances(np.ones((2, 2)), np.ones((1, 2))))
 
 
 def _poly_numpy(d, e, c):
@@ -63,7 +64,8 @@ def test_poincare_polynomial_and_cor1(d, e):
         assert T.n_components(d, e, c) == poly[0]
         lp, lm = sum(x > 0 for x in c), sum(x < 0 for x in c)
         # Euler characteristic of a product: chi(S^{n-1} x R^m) = 1 + (-1)^{n-1}
-        assert sum((-1) ** i * b for i, b in enumerate(poly)) == (1 + (-1) ** (d - 1)) ** lp * (1 + (-1) ** (e - 1)) ** lm
+        euler = (1 + (-1) ** (d - 1)) ** lp * (1 + (-1) ** (e - 1)) ** lm
+        assert sum((-1) ** i * b for i, b in enumerate(poly)) == euler
 
 
 def test_poincare_closed_cases_and_errors():
