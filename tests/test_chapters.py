@@ -54,6 +54,16 @@ def test_there_are_chapters():
 
 
 @pytest.mark.parametrize("nb_path", CHAPTERS, ids=IDS)
+def test_title_has_no_math(nb_path):
+    """A chapter's title goes into every page's navigation, also on pages that load no MathJax (the index, the
+    search page), where TeX would stay raw: write symbols as Unicode there."""
+    nb = nbformat.read(nb_path, as_version=4)
+    title = next(line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines()
+                 if line.startswith("# "))
+    assert "$" not in title and "\\(" not in title, title
+
+
+@pytest.mark.parametrize("nb_path", CHAPTERS, ids=IDS)
 def test_parameters_one_name_per_line_each_with_a_comment(nb_path):
     params = _parameters(nb_path)
     assert params, "no parameters"
