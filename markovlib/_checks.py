@@ -41,14 +41,20 @@ def positive_real(name: str, value) -> float:
     return x
 
 
-def finite_array(name: str, value) -> np.ndarray:
-    """A real array (or scalar) with only finite entries."""
+def finite_array(name: str, value, ndim=None) -> np.ndarray:
+    """A real array (or scalar) with only finite entries; ``ndim`` (an int or a tuple of ints), when given, is the
+    allowed number of axes."""
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a finite real number or array, got {value!r}") from None
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite (no NaN or inf), got {value!r}")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, numbers.Integral) else tuple(ndim)
+        if arr.ndim not in allowed:
+            raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} axes, got shape {arr.shape}")
+    bad = arr.size - int(np.count_nonzero(np.isfinite(arr)))
+    if bad:
+        raise ValueError(f"{name} must be finite (no NaN or inf), got {bad} non-finite of {arr.size} entries")
     return arr
 
 

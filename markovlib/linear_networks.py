@@ -18,6 +18,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.linalg import eigh
 
+from . import _checks
+
 __all__ = ["vec", "unvec", "conserved_matrix", "neuron_deltas", "preconditioner", "preconditioner_from_beta",
            "isotropic_preconditioner", "beta_gradient", "gradient_flow", "ntk", "isotropic_init", "init_with_deltas",
            "singular_value_rates", "hyperbolic_entropy", "hyperbolic_entropy_grad", "deep_balanced_preconditioner",
@@ -25,45 +27,17 @@ __all__ = ["vec", "unvec", "conserved_matrix", "neuron_deltas", "preconditioner"
 
 
 # ---------------------------------------------------------------------------------------------- validation
-def _finite(name, x, ndim=None) -> np.ndarray:
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real array, got {type(x).__name__}") from None
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} axes, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got non-finite values")
-    return arr
-
-
-def _rate(name, x) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite learning rate > 0, got {x!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite learning rate > 0, got {x!r}")
-    return v
-
-
-def _dim(name, x) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {x!r}")
-    return int(x)
-
-
 def _net(A, W):
-    A = _finite("A", A, 2)
-    W = _finite("W", W, 2)
+    A = _checks.finite_array("A", A, 2)
+    W = _checks.finite_array("W", W, 2)
     if A.shape[1] != W.shape[0]:
         raise ValueError(f"A (c x h) and W (h x d) must share h, got shapes {A.shape} and {W.shape}")
     return A, W
 
 
 def _data(X, Y, d, c):
-    X = _finite("X", X, 2)
-    Y = _finite("Y", Y, 2)
+    X = _checks.finite_array("X", X, 2)
+    Y = _checks.finite_array("Y", Y, 2)
     if X.shape[1] != d or Y.shape != (X.shape[0], c):
         raise ValueError(f"X must be n x {d} and Y n x {c}, got shapes {X.shape} and {Y.shape}")
     return X, Y
@@ -83,14 +57,14 @@ def unvec(v, rows: int, cols: int) -> np.ndarray:
 def conserved_matrix(A, W, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     """The h x h matrix eta_w A^T A - eta_a W W^T, conserved by gradient flow (Sec. 4; the GL(h) symmetry
     (A, W) -> (A G^{-1}, G W))."""
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
     A, W = _net(A, W)
     return eta_w * A.T @ A - eta_a * W @ W.T
 
 
 def neuron_deltas(A, W, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     """delta_k = eta_w ||a_k||^2 - eta_a ||w_k||^2, the diagonal of :func:`conserved_matrix` (Sec. 4)."""
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
     A, W = _net(A, W)
     return eta_w * np.sum(A**2, axis=0) - eta_a * np.sum(W**2, axis=1)
 
@@ -99,7 +73,7 @@ def neuron_deltas(A, W, eta_a=1.0, eta_w=1.0) -> np.ndarray:
 def preconditioner(A, W, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     """M = sum_k eta_a (w_k w_k^T kron I_c) + eta_w (I_d kron a_k a_k^T) = eta_a W^T W kron I_c +
     eta_w I_d kron A A^T (Thm 4.1, Eq. 7), a (d c) x (d c) matrix in the column-stacking vec convention."""
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
     A, W = _net(A, W)
     c, d = A.shape[0], W.shape[1]
     return eta_a * np.kron(W.T @ W, np.eye(c)) + eta_w * np.kron(np.eye(d), A @ A.T)
@@ -114,9 +88,9 @@ def preconditioner_from_beta(betas, deltas, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     from eta_w ||a_k||^2 = (S_k + delta_k)/2, eta_a ||w_k||^2 = (S_k - delta_k)/2. Requires beta_k != 0 (a zero
     beta_k does not determine its neuron's M_k). The smaller of (S_k -+ delta_k)/2 is computed as
     2 eta_a eta_w ||beta_k||^2 / (S_k + |delta_k|), without cancellation at large |delta_k|."""
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
-    betas = _finite("betas", betas, 3)
-    deltas = _finite("deltas", deltas, 1)
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
+    betas = _checks.finite_array("betas", betas, 3)
+    deltas = _checks.finite_array("deltas", deltas, 1)
     if deltas.shape[0] != betas.shape[0]:
         raise ValueError(f"deltas must have one entry per neuron ({betas.shape[0]}), got {deltas.shape[0]}")
     norms = np.sqrt(np.sum(betas**2, axis=(1, 2)))
@@ -149,9 +123,9 @@ def isotropic_preconditioner(beta, delta, eta_a=1.0, eta_w=1.0) -> np.ndarray:
                                         Q = sqrt(eta_a eta_w beta beta^T + delta^2/4 I_c) + delta/2 I_c
                                         (= eta_w A A^T).
     """
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
-    beta = _finite("beta", beta, 2)
-    delta = float(_finite("delta", delta, 0))
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
+    beta = _checks.finite_array("beta", beta, 2)
+    delta = float(_checks.finite_array("delta", delta, 0))
     c, d = beta.shape
     kappa = eta_a * eta_w
     P = _psd_sqrt_shift(kappa * beta.T @ beta, delta / 2) - delta / 2 * np.eye(d)
@@ -162,7 +136,7 @@ def isotropic_preconditioner(beta, delta, eta_a=1.0, eta_w=1.0) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- flow and NTK
 def beta_gradient(X, Y, beta) -> np.ndarray:
     """dL/dbeta = (X beta^T - Y)^T X / n (c x d) for L = ||X beta^T - Y||_F^2 / (2n)."""
-    beta = _finite("beta", beta, 2)
+    beta = _checks.finite_array("beta", beta, 2)
     X, Y = _data(X, Y, beta.shape[1], beta.shape[0])
     return (X @ beta.T - Y).T @ X / X.shape[0]
 
@@ -170,11 +144,11 @@ def beta_gradient(X, Y, beta) -> np.ndarray:
 def gradient_flow(A0, W0, X, Y, t, eta_a=1.0, eta_w=1.0, rtol=1e-12, atol=1e-12):
     """(A(t), W(t)) at the times t (shapes (len(t), c, h), (len(t), h, d)) under dA/dt = -eta_a G W^T,
     dW/dt = -eta_w A^T G, G = dL/dbeta, integrated by scipy's DOP853 at tolerances rtol, atol."""
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
     A0, W0 = _net(A0, W0)
     (c, h), d = A0.shape, W0.shape[1]
     X, Y = _data(X, Y, d, c)
-    t = _finite("t", t, 1)
+    t = _checks.finite_array("t", t, 1)
     if t.size == 0 or t[0] < 0 or np.any(np.diff(t) <= 0):
         raise ValueError("t must be a non-empty increasing array of times >= 0")
     for name, tol in (("rtol", rtol), ("atol", atol)):
@@ -200,9 +174,9 @@ def gradient_flow(A0, W0, X, Y, t, eta_a=1.0, eta_w=1.0, rtol=1e-12, atol=1e-12)
 def ntk(X, A, W, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     """K = (X kron I_c) M (X kron I_c)^T = eta_a (X W^T W X^T) kron I_c + eta_w (X X^T) kron (A A^T), the (n c) x
     (n c) NTK matrix over (sample, output) pairs, sample-major."""
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
     A, W = _net(A, W)
-    X = _finite("X", X, 2)
+    X = _checks.finite_array("X", X, 2)
     if X.shape[1] != W.shape[1]:
         raise ValueError(f"X must have d = {W.shape[1]} columns, got shape {X.shape}")
     XW = X @ W.T
@@ -223,12 +197,12 @@ def isotropic_init(d, h, c, delta, scale=1.0, seed=0, eta_a=1.0, eta_w=1.0):
     delta >= 0 (needs h <= c): W has i.i.d. N(0, scale^2) entries and A = O sqrt(eta_a W W^T + delta I) / sqrt(eta_w),
     O (c x h) with random orthonormal columns. delta < 0 (needs h <= d): A is Gaussian and
     W = sqrt(eta_w A^T A - delta I) O / sqrt(eta_a), O (h x d) with random orthonormal rows."""
-    d, h, c = _dim("d", d), _dim("h", h), _dim("c", c)
-    delta = float(_finite("delta", delta, 0))
-    scale = float(_finite("scale", scale, 0))
+    d, h, c = _checks.positive_int("d", d), _checks.positive_int("h", h), _checks.positive_int("c", c)
+    delta = float(_checks.finite_array("delta", delta, 0))
+    scale = float(_checks.finite_array("scale", scale, 0))
     if scale <= 0:
         raise ValueError(f"scale must be > 0, got {scale!r}")
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
     rng = np.random.default_rng(seed)
     if delta >= 0:
         if h > c:
@@ -248,14 +222,14 @@ def init_with_deltas(d, c, deltas, products, seed=0, eta_a=1.0, eta_w=1.0):
     ||beta_k||_F = ||a_k|| ||w_k|| = products[k] and delta_k = deltas[k]: eta_w ||a_k||^2 = (S_k + delta_k)/2,
     eta_a ||w_k||^2 = (S_k - delta_k)/2, S_k = sqrt(delta_k^2 + 4 eta_a eta_w products_k^2). The directions depend
     on (d, c, h, seed) only, so a sweep over delta at fixed products keeps beta_k (hence beta) fixed."""
-    d, c = _dim("d", d), _dim("c", c)
-    deltas = _finite("deltas", deltas, 1)
-    products = _finite("products", products, 1)
+    d, c = _checks.positive_int("d", d), _checks.positive_int("c", c)
+    deltas = _checks.finite_array("deltas", deltas, 1)
+    products = _checks.finite_array("products", products, 1)
     if products.shape != deltas.shape or deltas.size == 0:
         raise ValueError(f"deltas and products must be non-empty and of one length, got {deltas.size}, {products.size}")
     if np.any(products <= 0):
         raise ValueError("products must be > 0")
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
     rng = np.random.default_rng(seed)
     h = deltas.size
     ua = rng.standard_normal((c, h))
@@ -276,39 +250,39 @@ def singular_value_rates(beta, G, delta, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     """d sigma_i/dt = -sqrt(delta^2 + 4 eta_a eta_w sigma_i^2) u_i^T G v_i (Thm B.6, derived in the chapter) for the
     isotropic flow d beta/dt = -(Q G + G P), G = dL/dbeta; the singular values of beta in decreasing order
     (simple singular values assumed)."""
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
-    beta = _finite("beta", beta, 2)
-    G = _finite("G", G, 2)
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
+    beta = _checks.finite_array("beta", beta, 2)
+    G = _checks.finite_array("G", G, 2)
     if G.shape != beta.shape:
         raise ValueError(f"G must have beta's shape {beta.shape}, got {G.shape}")
-    delta = float(_finite("delta", delta, 0))
+    delta = float(_checks.finite_array("delta", delta, 0))
     U, s, Vt = np.linalg.svd(beta, full_matrices=False)
     proj = np.einsum("ir,ij,rj->r", U, G, Vt)
     return -np.sqrt(delta**2 + 4 * eta_a * eta_w * s**2) * proj
 
 
-def hyperbolic_entropy_grad(sigma, delta, eta_a=1.0, eta_w=1.0) -> np.ndarray:
-    """grad Phi_delta(sigma)_i = arcsinh(2 sqrt(k) sigma_i / |delta|) / (2 sqrt(k)), k = eta_a eta_w (delta != 0)."""
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
-    sigma = _finite("sigma", sigma)
-    delta = float(_finite("delta", delta, 0))
+def _entropy_args(sigma, delta, eta_a, eta_w):
+    """(sigma, |delta| / (2 sqrt(k)), sqrt(k)) with k = eta_a eta_w, validated; the potential needs delta != 0."""
+    eta_a, eta_w = _checks.positive_real("eta_a", eta_a), _checks.positive_real("eta_w", eta_w)
+    sigma = _checks.finite_array("sigma", sigma)
+    delta = float(_checks.finite_array("delta", delta, 0))
     if delta == 0:
         raise ValueError("delta must be nonzero (the potential is singular at delta = 0)")
     rk = np.sqrt(eta_a * eta_w)
-    return np.arcsinh(2 * rk * sigma / abs(delta)) / (2 * rk)
+    return sigma, abs(delta) / (2 * rk), rk
+
+
+def hyperbolic_entropy_grad(sigma, delta, eta_a=1.0, eta_w=1.0) -> np.ndarray:
+    """grad Phi_delta(sigma)_i = arcsinh(2 sqrt(k) sigma_i / |delta|) / (2 sqrt(k)), k = eta_a eta_w (delta != 0)."""
+    sigma, b, rk = _entropy_args(sigma, delta, eta_a, eta_w)
+    return np.arcsinh(sigma / b) / (2 * rk)
 
 
 def hyperbolic_entropy(sigma, delta, eta_a=1.0, eta_w=1.0) -> float:
     """Phi_delta(sigma) = sum_i [sigma_i arcsinh(sigma_i / b) - sqrt(sigma_i^2 + b^2) + b] / (2 sqrt(k)),
     b = |delta| / (2 sqrt(k)), k = eta_a eta_w: the hyperbolic-entropy potential whose Hessian is
     diag(1 / sqrt(delta^2 + 4 k sigma_i^2)) (Thm B.6; Woodworth et al.'s potential)."""
-    eta_a, eta_w = _rate("eta_a", eta_a), _rate("eta_w", eta_w)
-    sigma = _finite("sigma", sigma)
-    delta = float(_finite("delta", delta, 0))
-    if delta == 0:
-        raise ValueError("delta must be nonzero (the potential is singular at delta = 0)")
-    rk = np.sqrt(eta_a * eta_w)
-    b = abs(delta) / (2 * rk)
+    sigma, b, rk = _entropy_args(sigma, delta, eta_a, eta_w)
     return float(np.sum(sigma * np.arcsinh(sigma / b) - np.hypot(sigma, b) + b) / (2 * rk))
 
 
@@ -324,7 +298,7 @@ def deep_balanced_preconditioner(beta, L) -> np.ndarray:
     f(x) = a^T W_L ... W_1 x from a balanced start (a a^T = W_L W_L^T, W_{l+1}^T W_{l+1} = W_l W_l^T; the
     delta -> 0 case of Def. B.7), equal learning rates 1: d beta/dt = -M grad L (Lemma B.9, Thm B.10)."""
     L = _depth(L)
-    beta = _finite("beta", beta, 1)
+    beta = _checks.finite_array("beta", beta, 1)
     r = float(np.linalg.norm(beta))
     if r == 0:
         return np.zeros((beta.size, beta.size))
@@ -336,8 +310,8 @@ def deep_rich_bias(beta, beta0, L) -> float:
     """Psi(beta) = ||beta||^((L+2)/(L+1)) - (L+2)/(L+1) ||beta0||^(-L/(L+1)) beta0^T beta (Thm B.10, derived in
     the chapter): the flow from a balanced start beta0 != 0 that interpolates X beta = y ends at argmin Psi there."""
     L = _depth(L)
-    beta = _finite("beta", beta, 1)
-    beta0 = _finite("beta0", beta0, 1)
+    beta = _checks.finite_array("beta", beta, 1)
+    beta0 = _checks.finite_array("beta0", beta0, 1)
     if beta0.shape != beta.shape:
         raise ValueError(f"beta0 must have beta's shape {beta.shape}, got {beta0.shape}")
     r0 = float(np.linalg.norm(beta0))

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _checks
+
 # the closed forms (App. A.2, Thm 3.1) live in richlazy_exact and are re-exported here
 from .richlazy_exact import (  # noqa: F401
     _a2_wn2,
-    _finite_array,
     exact_mu_phi,
     exact_parameters,
     implicit_bias_limit,
@@ -22,20 +23,13 @@ from .richlazy_exact import (  # noqa: F401
 )
 
 
-def _positive_rate(name, x) -> float:
-    v = float(x)
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite learning rate > 0, got {x!r}")
-    return v
-
-
 def conserved_delta(a, w, eta_a=1.0, eta_w=1.0):
     """delta = eta_w a^2 - eta_a ||w||^2 (Sec. 3), broadcast over leading axes; ``w``'s last axis is the input
     dimension, so ``a`` has the shape of ``w`` without its last axis."""
-    eta_a = _positive_rate("eta_a", eta_a)
-    eta_w = _positive_rate("eta_w", eta_w)
-    a = _finite_array("a", a)
-    w = _finite_array("w", w)
+    eta_a = _checks.positive_real("eta_a", eta_a)
+    eta_w = _checks.positive_real("eta_w", eta_w)
+    a = _checks.finite_array("a", a)
+    w = _checks.finite_array("w", w)
     if w.ndim == 0:
         raise ValueError("w must have at least one axis (the input dimension)")
     try:
@@ -47,8 +41,8 @@ def conserved_delta(a, w, eta_a=1.0, eta_w=1.0):
 def kernel_distance(K1, K2) -> float:
     """S = 1 - <K1, K2>_F / (||K1||_F ||K2||_F) (Sec. 3, after Fort et al.): 0 when the kernel only rescales
     (lazy), up to 1 (rich). Two zero kernels are at distance 0; one zero kernel is at distance 1."""
-    K1 = _finite_array("K1", K1)
-    K2 = _finite_array("K2", K2)
+    K1 = _checks.finite_array("K1", K1)
+    K2 = _checks.finite_array("K2", K2)
     if K1.shape != K2.shape or K1.ndim != 2:
         raise ValueError(f"K1 and K2 must be matrices of one shape, got {K1.shape} and {K2.shape}")
     n1, n2 = np.linalg.norm(K1), np.linalg.norm(K2)
@@ -62,8 +56,8 @@ def kernel_distance(K1, K2) -> float:
 
 def _whitened_beta_star(X, y):
     """(C, c) = (X^T X / n, X^T y / n) after validating shapes (X is n x d, y has length n)."""
-    X = _finite_array("X", X)
-    y = _finite_array("y", y)
+    X = _checks.finite_array("X", X)
+    y = _checks.finite_array("y", y)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be an n x d matrix with n, d >= 1, got shape {X.shape}")
     if y.shape != (X.shape[0],):
@@ -79,14 +73,14 @@ def single_neuron_flow(a0, w0, X, y, t, eta_a=1.0, eta_w=1.0):
     (len(t),) and (len(t), d)."""
     from scipy.integrate import solve_ivp
 
-    eta_a = _positive_rate("eta_a", eta_a)
-    eta_w = _positive_rate("eta_w", eta_w)
+    eta_a = _checks.positive_real("eta_a", eta_a)
+    eta_w = _checks.positive_real("eta_w", eta_w)
     C, c = _whitened_beta_star(X, y)
-    a0 = float(_finite_array("a0", a0))
-    w0 = _finite_array("w0", w0)
+    a0 = float(_checks.finite_array("a0", a0))
+    w0 = _checks.finite_array("w0", w0)
     if w0.shape != (C.shape[0],):
         raise ValueError(f"w0 must be a vector of length d = {C.shape[0]} (the columns of X), got shape {w0.shape}")
-    t = _finite_array("t", t)
+    t = _checks.finite_array("t", t)
     if t.ndim != 1 or t.size == 0 or t[0] < 0 or np.any(np.diff(t) < 0):
         raise ValueError("t must be a non-empty 1-D array of nondecreasing times >= 0")
 
@@ -109,10 +103,10 @@ def reduced_vector_field(mu, phi, delta, beta_star_norm):
     4 mu^2) = a^2 + ||w||^2:  dmu/dt = S (phi ||beta*|| - mu),  dphi/dt = ||beta*|| (1 - phi^2) mu / ||w||^2 with
     ||w||^2 = (S - delta)/2 (computed as 2 mu^2 / (S + delta) for delta > 0, no cancellation). Broadcasts.
     Undefined where w = 0 (mu = 0, delta >= 0); there dphi/dt is returned as 0."""
-    mu = _finite_array("mu", mu)
-    phi = _finite_array("phi", phi)
-    delta = _finite_array("delta", delta)
-    b = float(_finite_array("beta_star_norm", beta_star_norm))
+    mu = _checks.finite_array("mu", mu)
+    phi = _checks.finite_array("phi", phi)
+    delta = _checks.finite_array("delta", delta)
+    b = float(_checks.finite_array("beta_star_norm", beta_star_norm))
     if b <= 0:
         raise ValueError(f"beta_star_norm must be > 0, got {beta_star_norm!r}")
     if np.any(np.abs(phi) > 1):
@@ -127,11 +121,11 @@ def reduced_vector_field(mu, phi, delta, beta_star_norm):
 def ntk(X, a, w, eta_a=1.0, eta_w=1.0):
     """The NTK matrix of the single neuron, K = X M X^T with M = eta_w a^2 I + eta_a w w^T (Sec. 3, eq. (1)):
     K_ij = sum over parameters of eta * df(x_i)/dtheta * df(x_j)/dtheta. An n x n matrix."""
-    eta_a = _positive_rate("eta_a", eta_a)
-    eta_w = _positive_rate("eta_w", eta_w)
-    X = _finite_array("X", X)
-    a = float(_finite_array("a", a))
-    w = _finite_array("w", w)
+    eta_a = _checks.positive_real("eta_a", eta_a)
+    eta_w = _checks.positive_real("eta_w", eta_w)
+    X = _checks.finite_array("X", X)
+    a = float(_checks.finite_array("a", a))
+    w = _checks.finite_array("w", w)
     if X.ndim != 2 or w.shape != (X.shape[1],):
         raise ValueError(f"X must be n x d and w a vector of length d, got shapes {X.shape} and {w.shape}")
     Xw = X @ w
@@ -143,8 +137,8 @@ def function_space_M(beta, delta):
     (Sec. 3 eq. (4), eta_a = eta_w = 1): d beta/dt = -M grad_beta L. (S + delta)/2 = a^2 and (S - delta)/2 =
     ||w||^2, each computed without cancellation. For beta = 0 and delta < 0 M is not a function of beta (w has
     no direction), which raises ValueError."""
-    beta = _finite_array("beta", beta)
-    delta = float(_finite_array("delta", delta))
+    beta = _checks.finite_array("beta", beta)
+    delta = float(_checks.finite_array("delta", delta))
     if beta.ndim != 1 or beta.size == 0:
         raise ValueError(f"beta must be a non-empty vector, got shape {beta.shape}")
     r = float(np.linalg.norm(beta))

@@ -19,15 +19,11 @@ the unigram one).
 """
 from __future__ import annotations
 
-import argparse
-import csv
-import json
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ENV, ROOT, printable, run_all, train_command, versions  # noqa: E402
+from stored_runs import ROOT, parse_args, run_all, train_command, write_curves, write_manifest  # noqa: E402
 
 from markovlib.config import recipe  # noqa: E402
 from markovlib.train_cli import cli_arguments  # noqa: E402
@@ -53,13 +49,7 @@ def command(p, q, init, seed, out):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "markovlib_fig4"))
-    ap.add_argument("--collect", action="store_true", help="only collect the finished runs")
-    args = ap.parse_args(argv)
-    work = Path(args.work)
-    work.mkdir(parents=True, exist_ok=True)
+    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_fig4")
     jobs = []
     for seed in SEEDS:  # seed by seed: every (chain, init) pair has the same number of finished seeds, +-1
         for (p, q) in CHAINS:
@@ -68,18 +58,10 @@ def main(argv=None):
                 jobs.append(((p, q, init, seed), command(p, q, init, seed, out), out))
     OUT.mkdir(parents=True, exist_ok=True)
     results = run_all(jobs, args.workers, collect_only=args.collect)
-    with open(OUT / "curves.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["p", "q", "init", "seed", "step", "train_loss", "eval_loss", "context_coefficient"])
-        for (p, q, init, seed), _, rows in results:
-            for r in rows:
-                w.writerow([p, q, init, seed, r["step"], r["train_loss"], r["eval_loss"], r["context_coefficient"]])
-    manifest = {"description": __doc__, "versions": versions(), "chains": CHAINS, "seeds": SEEDS,
-                "runs": [list(key) for key, _, _ in results],
-                "inits": {k: {"model": m, "init": s} for k, (m, s) in INITS.items()},
-                "commands": [printable(cmd) for _, cmd, _ in results],
-                "environment": ENV}
-    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    write_curves(OUT / "curves.csv", ["p", "q", "init", "seed"], ["train_loss", "eval_loss", "context_coefficient"],
+                 results)
+    write_manifest(OUT / "manifest.json", __doc__, results, chains=CHAINS, seeds=SEEDS,
+                   inits={k: {"model": m, "init": s} for k, (m, s) in INITS.items()})
     print(f"wrote {OUT / 'curves.csv'} and {OUT / 'manifest.json'}")
 
 

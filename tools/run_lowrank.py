@@ -18,18 +18,15 @@ with the embedding e, and the flatness min_i |e_i| / max_i |e_i| of e (1 on the 
 """
 from __future__ import annotations
 
-import argparse
 import csv
-import json
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ENV, ROOT, printable, run_all, train_command, versions  # noqa: E402
+from stored_runs import ROOT, parse_args, run_all, train_command, write_curves, write_manifest  # noqa: E402
 
 from markovlib.config import RANK_COLUMNS, recipe  # noqa: E402
 from markovlib.train_cli import cli_arguments  # noqa: E402
@@ -72,25 +69,13 @@ def final_measures(out):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "markovlib_lowrank"))
-    ap.add_argument("--collect", action="store_true", help="only collect the finished runs")
-    args = ap.parse_args(argv)
-    work = Path(args.work)
-    work.mkdir(parents=True, exist_ok=True)
+    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_lowrank")
     jobs = [((init, opt, seed), command(init, opt, seed, work / f"{init}_{opt}_{seed}"), work / f"{init}_{opt}_{seed}")
             for seed in SEEDS for init, opts in INITS.items() for opt in opts]
     results = run_all(jobs, args.workers, collect_only=args.collect)
     OUT.mkdir(parents=True, exist_ok=True)
-    cols = ["eval_loss", *[f"top_fraction_{m}" for m in MATRICES]]
-    with open(OUT / "curves.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["init", "optimizer", "seed", "step", *cols])
-        for (init, opt, seed), _, rows in results:
-            for r in rows:
-                if r.get("eval_loss"):
-                    w.writerow([init, opt, seed, r["step"], *[r[c] for c in cols]])
+    write_curves(OUT / "curves.csv", ["init", "optimizer", "seed"],
+                 ["eval_loss", *[f"top_fraction_{m}" for m in MATRICES]], results, keep=lambda r: r.get("eval_loss"))
     finals = [(key, final_measures(work / f"{key[0]}_{key[1]}_{key[2]}")) for key, _, _ in results]
     names = list(finals[0][1]) if finals else []
     with open(OUT / "final.csv", "w", newline="") as fh:
@@ -98,10 +83,8 @@ def main(argv=None):
         w.writerow(["init", "optimizer", "seed", *names])
         for key, res in finals:
             w.writerow([*key, *[repr(res[n]) for n in names]])
-    manifest = {"description": __doc__, "versions": versions(), "chain": [P, Q], "seeds": SEEDS,
-                "optimizers": OPTIMIZERS, "inits": INITS, "runs": [list(key) for key, _, _ in results],
-                "commands": [printable(cmd) for _, cmd, _ in results], "environment": ENV}
-    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    write_manifest(OUT / "manifest.json", __doc__, results, chain=[P, Q], seeds=SEEDS, optimizers=OPTIMIZERS,
+                   inits=INITS)
     print(f"wrote {OUT}/curves.csv, final.csv and manifest.json")
 
 

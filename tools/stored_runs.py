@@ -3,11 +3,14 @@ train`` command per run, a work folder where a finished run (its summary.json ex
 manifest with the exact commands, the seeds and the versions."""
 from __future__ import annotations
 
+import argparse
 import csv
+import json
 import os
 import platform
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -56,3 +59,36 @@ def versions():
     return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
             "markovlib": markovlib.__version__, "git_commit": commit, "machine": platform.machine(),
             "torch_threads": 1}
+
+
+def parse_args(argv, description, work_name):
+    """The command line both tools share: ``--workers``, ``--work`` (default /tmp/<work_name>), ``--collect``.
+    Returns (args, the work folder, which it creates)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / work_name))
+    ap.add_argument("--collect", action="store_true", help="only collect the finished runs")
+    args = ap.parse_args(argv)
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    return args, work
+
+
+def write_curves(path, key_names, columns, results, keep=None):
+    """One CSV row per recorded step of every run: the run's key, the step, then ``columns`` of its metrics.csv
+    (only the rows for which ``keep(row)`` is true, when given)."""
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow([*key_names, "step", *columns])
+        for key, _, rows in results:
+            for r in rows:
+                if keep is None or keep(r):
+                    w.writerow([*key, r["step"], *[r[c] for c in columns]])
+
+
+def write_manifest(path, description, results, **settings):
+    """The manifest: the tool's description, the versions, its settings, the runs' keys and exact commands."""
+    manifest = {"description": description, "versions": versions(), **settings,
+                "runs": [list(key) for key, _, _ in results],
+                "commands": [printable(cmd) for _, cmd, _ in results], "environment": ENV}
+    Path(path).write_text(json.dumps(manifest, indent=1) + "\n")
