@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.sparse.csgraph import connected_components
 
 from . import _checks
 
@@ -75,7 +76,11 @@ class MarkovChain:
     def _stationary_general(self) -> np.ndarray:
         K = self.n_states
         A = np.vstack([self.kernel.T - np.eye(K), np.ones((1, K))])
-        if np.linalg.matrix_rank(self.kernel.T - np.eye(K)) != K - 1:
+        # the stationary law is unique iff the transition graph has exactly one closed communicating class; decided
+        # on the graph of P > 0, exactly (a numerical rank of P^T - I misjudges rounding-level singular values)
+        n_classes, label = connected_components(self.kernel > 0, directed=True, connection="strong")
+        closed = [c for c in range(n_classes) if not np.any((self.kernel[label == c] > 0) & (label[None, :] != c))]
+        if len(closed) != 1:
             raise ValueError("kernel must be irreducible (a unique stationary law is required)")
         rhs = np.zeros(K + 1)
         rhs[-1] = 1.0

@@ -74,6 +74,25 @@ def test_kernel_chain():
     assert two.is_binary and (two.p, two.q) == (0.3, 0.6)
 
 
+@pytest.mark.parametrize("K", [3, 5, 10])
+@pytest.mark.parametrize("p", [0.05, 0.5, 0.95])
+def test_symmetric_kernels_have_the_uniform_law(K, p):
+    """Regression: the symmetric K-state kernel (1 - p on the diagonal, p / (K - 1) elsewhere) is irreducible for
+    every p in (0, 1); a numerical rank test of P^T - I once rejected K = 5, p = 0.05 (a rounding-level singular
+    value above numpy's default tolerance). Its stationary law is uniform (the kernel is doubly stochastic)."""
+    P = np.full((K, K), p / (K - 1))
+    np.fill_diagonal(P, 1 - p)
+    pi = MarkovChain.from_kernel(P).stationary
+    assert np.abs(pi - 1 / K).max() < 1e-12
+
+
+def test_transient_states_keep_a_unique_law():
+    """One closed class plus a transient state: the stationary law is unique (zero on the transient state)."""
+    P = np.array([[0.5, 0.5, 0.0], [0.2, 0.8, 0.0], [0.3, 0.3, 0.4]])
+    pi = MarkovChain.from_kernel(P).stationary
+    assert np.allclose(pi @ P, pi, atol=1e-12) and np.allclose(pi, [2 / 7, 5 / 7, 0.0], atol=1e-12)
+
+
 @pytest.mark.parametrize("p,q", [(0.0, 0.5), (1.0, 0.5), (0.5, -0.1), (0.5, 1.2), (np.nan, 0.5), (0.5, np.inf),
                                  ("a", 0.5)])
 def test_bad_probabilities(p, q):
