@@ -99,10 +99,11 @@ def local_affine(X, layers):
 
 def boundary_flips(x1, x2, layers, tol=1e-10, max_depth=60):
     """Bisect the segments [x1, x2] (shapes (m, d)) until every piece has endpoints whose patterns differ in at
-    most one neuron or is shorter than ``tol``. Returns an integer array: for each piece whose endpoints differ,
+    most one neuron or is shorter than ``tol``. Returns (flips, where): for each piece whose endpoints differ,
     the number of neurons that flip across it (1 everywhere for a partition that Prop. C.2 two-colours; a value
-    >= 2 would be a point where two pre-activations vanish at once, or a crossing not resolved after
-    ``max_depth`` halvings)."""
+    >= 2 is a point where two pre-activations vanish at once, e.g. the origin of a network without biases, where
+    all of them do, or a crossing not resolved after ``max_depth`` halvings) and the piece's midpoint (k, d) (a piece that
+    flips one neuron is not halved further; one that flips more is halved down to ``tol``)."""
     layers = _check_layers(layers)
     d = layers[0][0].shape[1]
     A = _check_x(x1, d).reshape(-1, d)
@@ -112,12 +113,13 @@ def boundary_flips(x1, x2, layers, tol=1e-10, max_depth=60):
     tol = _checks.positive_real("tol", tol)
     max_depth = _checks.positive_int("max_depth", max_depth)
     PA, PB = forward(A, layers)[1], forward(B, layers)[1]
-    done = []
+    done, mids = [], []
     for _ in range(max_depth):
         ham = np.sum(PA != PB, axis=1)
         short = np.linalg.norm(B - A, axis=1) < tol
         final = (ham <= 1) | short
         done.append(ham[final & (ham > 0)])
+        mids.append(((A + B) / 2)[final & (ham > 0)])
         A, B, PA, PB = A[~final], B[~final], PA[~final], PB[~final]
         if A.shape[0] == 0:
             break
@@ -127,4 +129,5 @@ def boundary_flips(x1, x2, layers, tol=1e-10, max_depth=60):
         PA, PB = np.concatenate([PA, PM]), np.concatenate([PM, PB])
     if A.shape[0]:
         done.append(np.sum(PA != PB, axis=1))
-    return np.concatenate(done) if done else np.zeros(0, dtype=int)
+        mids.append((A + B) / 2)
+    return np.concatenate(done), np.concatenate(mids)

@@ -58,20 +58,25 @@ def test_one_hidden_layer_boundary_is_one_hyperplane():
     layers = [(np.array([[1.0, -2.0]]), np.array([0.3])), (np.array([[1.5]]), np.array([0.0]))]
     x1 = np.array([[-1.0, 0.0], [0.0, -1.0]])
     x2 = np.array([[1.0, 0.0], [0.0, 1.0]])
-    flips = RS.boundary_flips(x1, x2, layers)
+    flips, where = RS.boundary_flips(x1, x2, layers)
     assert list(flips) == [1, 1]
+    assert where.shape == (2, 2)  # a piece that flips one neuron is not halved further
     # two units whose hyperplanes meet at the origin: the segment through the origin flips both at once
     layers2 = [(np.array([[1.0, 0.0], [0.0, 1.0]]), np.zeros(2)), (np.ones((1, 2)), np.zeros(1))]
-    flips2 = RS.boundary_flips(np.array([[-1.0, -1.0]]), np.array([[1.0, 1.0]]), layers2, tol=1e-9)
-    assert list(flips2) == [2]
+    flips2, where2 = RS.boundary_flips(np.array([[-1.0, -1.0]]), np.array([[1.0, 1.0]]), layers2, tol=1e-9)
+    assert list(flips2) == [2] and np.max(np.abs(where2)) < 1e-9
 
 
 def test_two_colouring_on_a_deep_net():
     layers = RS.init_mlp(2, [20, 20, 20], seed=0, bias=True)
     rng = np.random.default_rng(4)
     x1, x2 = rng.uniform(-1, 1, (40, 2)), rng.uniform(-1, 1, (40, 2))
-    flips = RS.boundary_flips(x1, x2, layers)
+    flips, _ = RS.boundary_flips(x1, x2, layers)
     assert flips.size > 40 and np.all(flips == 1)
+    # without biases every pre-activation vanishes at the origin: a segment through it flips many at once there
+    layers0 = RS.init_mlp(2, [20, 20, 20], seed=0, bias=False)
+    flips0, where0 = RS.boundary_flips(np.array([[-0.5, -0.25]]), np.array([[0.5, 0.25]]), layers0)
+    assert np.all(flips0[np.linalg.norm(where0, axis=1) > 1e-8] == 1) and flips0.max() >= 2
 
 
 def test_validation():
