@@ -212,3 +212,66 @@ def implicit_bias_limit(X, y, beta0, delta):
             break
         z, fz = z_new, f_new
     return beta_ls + N @ z
+
+
+def _lambda_minus_abs(delta, b):
+    """-lambda_- = (delta + S*)/2 with S* = sqrt(delta^2 + 4 b^2), without cancellation for delta < 0."""
+    S = np.hypot(delta, 2 * b)
+    return np.where(delta >= 0, (delta + S) / 2, 2 * b * b / np.where(delta >= 0, 1.0, S - delta)), S
+
+
+def _basin_inputs(a, w, beta_star):
+    a = _finite_array("a", a)
+    w = _finite_array("w", w)
+    bstar = _finite_array("beta_star", beta_star)
+    if bstar.ndim != 1 or w.ndim < 1 or w.shape[-1] != bstar.size:
+        raise ValueError(f"w must have shape (..., d) and beta_star shape (d,), got {w.shape} and {bstar.shape}")
+    try:
+        np.broadcast_shapes(a.shape, w.shape[:-1])
+    except ValueError:
+        raise ValueError(f"a {a.shape} and the leading axes of w {w.shape[:-1]} must broadcast") from None
+    b = float(np.linalg.norm(bstar))
+    if not 0 < b <= 1e150:
+        raise ValueError(f"beta_star must be nonzero with norm at most 1e150, got norm {b!r}")
+    if np.any(np.abs(a) > 1e150) or np.any(np.abs(w) > 1e150):
+        raise ValueError("a and w must have entries of size at most 1e150 (their squares enter delta)")
+    return a, w, bstar, b
+
+
+def basin_margin(a, w, beta_star):
+    """The basin of attraction of (a, w) (paper's App. A.2.5, Fig. 7): whitened input, eta_a = eta_w = 1.
+
+    Returns m = (w^T beta* - lambda_-(delta) a) / S*, with delta = a^2 - ||w||^2, S* = sqrt(delta^2 + 4 b^2),
+    lambda_- = -(delta + S*)/2, b = ||beta*||. m is the coefficient c1 of e^{lambda+ t} in g(t), whose sign is the
+    sign of a(t) (:func:`exact_parameters`, ``c1 = (b u0 - lambda_- a0) / S*``), so m > 0: the flow ends on the
+    a > 0 branch of the minima a w = beta*; m < 0: the a < 0 branch; m = 0 (the separating surface, the hyperplane
+    w^T beta* = lambda_-(delta) a met with the hyperboloid of the same delta; empty for delta > 0): the flow goes
+    to a saddle. Broadcasts ``a`` (...) against ``w`` (..., d); ``beta_star`` (d,) nonzero."""
+    a, w, bstar, b = _basin_inputs(a, w, beta_star)
+    delta = a**2 - np.sum(w * w, axis=-1)
+    S = np.hypot(delta, 2 * b)
+    ratio = np.where(delta >= 0, (delta + S) / (2 * S), (2 * b * b / S) / np.where(delta >= 0, 1.0, S - delta))
+    return (w @ bstar) / S + ratio * a  # ratio = -lambda_- / S* in (0, 1], no overflow for huge entries
+
+
+def separating_surface(delta, tau, beta_star_norm):
+    """Points (a, u, s) of the separating surface of App. A.2.5 at conserved delta <= 0 (u = w^T beta*/b, s the
+    norm of w's part orthogonal to beta*): u = zeta_- a with zeta_- = lambda_-/b, and a^2 - u^2 - s^2 = delta, i.e.
+    a = r sinh(tau), s = sqrt(-delta) cosh(tau), r^2 = -delta / (1 - zeta_-^2) evaluated as
+    2b(2b + S*) / ((1 - zeta_-)(2b + S* + delta)) (finite at delta = 0, where the surface is the line u = -a,
+    s = 0 and r = sqrt(b)). For delta > 0 the surface is empty (|zeta_-| > 1 would need a^2 - u^2 < 0 < delta + s^2):
+    ValueError. Broadcasts delta against tau."""
+    delta = _finite_array("delta", delta)
+    tau = _finite_array("tau", tau)
+    b = _scalar("beta_star_norm", beta_star_norm)
+    if not 0 < b <= 1e150:
+        raise ValueError(f"beta_star_norm must lie in (0, 1e150], got {beta_star_norm!r}")
+    if np.any(delta > 0) or np.any(delta < -1e150):
+        raise ValueError("delta must lie in [-1e150, 0]: the separating surface is empty for delta > 0")
+    if np.any(np.abs(tau) > 300):
+        raise ValueError("tau must lie in [-300, 300] (sinh(tau) overflows beyond)")
+    lam_abs, S = _lambda_minus_abs(delta, b)
+    zeta = -lam_abs / b
+    r = np.sqrt(2 * b * (2 * b + S) / ((1 - zeta) * (2 * b + S + delta)))
+    a = r * np.sinh(tau)
+    return a, zeta * a, np.sqrt(-delta) * np.cosh(tau)

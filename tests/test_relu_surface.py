@@ -1,0 +1,97 @@
+"""The surface of a deep ReLU network (markovlib.relu_surface, App. C.1): torch autograd, homogeneity, bisection."""
+import numpy as np
+import pytest
+import torch
+
+from markovlib import relu_surface as RS
+
+
+# independent reference: the same network in torch
+def _torch_f(X, layers):
+    z = torch.tensor(X, requires_grad=True)
+    h = z
+    for W, c in layers[:-1]:
+        h = torch.relu(h @ torch.tensor(W).T + torch.tensor(c))
+    W, c = layers[-1]
+    f = (h @ torch.tensor(W).T + torch.tensor(c))[:, 0]
+    (g,) = torch.autograd.grad(f.sum(), z)
+    return f.detach().numpy(), g.numpy()
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_forward_and_local_affine_match_torch(bias):
+    layers = RS.init_mlp(2, [20, 20, 20], seed=3, bias=bias)
+    X = np.random.default_rng(0).uniform(-1, 1, (500, 2))
+    f, pat = RS.forward(X, layers)
+    f_t, g_t = _torch_f(X, layers)
+    g, e = RS.local_affine(X, layers)
+    assert pat.shape == (500, 60)
+    assert np.max(np.abs(f - f_t)) < 1e-14
+    assert np.max(np.abs(g - g_t)) < 1e-13
+    assert np.max(np.abs(np.sum(g * X, axis=1) + e - f)) < 1e-14
+    if not bias:
+        assert np.max(np.abs(e)) == 0.0
+
+
+def test_affine_inside_a_region_and_homogeneity():
+    layers = RS.init_mlp(3, [10, 10], seed=1, bias=False)
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((200, 3))
+    f, pat = RS.forward(X, layers)
+    for s in (1e-3, 0.5, 7.0, 1e4):
+        fs, ps = RS.forward(s * X, layers)
+        assert np.max(np.abs(fs - s * f)) < 1e-12 * s * (1 + np.abs(f).max())
+        assert np.array_equal(ps, pat)  # regions are cones
+    g, _ = RS.local_affine(X, layers)
+    Y = X + 1e-3 * rng.standard_normal(X.shape)
+    fy, py = RS.forward(Y, layers)
+    same = np.all(py == pat, axis=1)
+    assert same.sum() > 150
+    assert np.max(np.abs(fy[same] - f[same] - np.sum(g[same] * (Y - X)[same], axis=1))) < 1e-14
+    biased = RS.init_mlp(3, [10, 10], seed=1, bias=True)
+    fb = RS.forward(X, biased)[0]
+    assert np.max(np.abs(RS.forward(3 * X, biased)[0] - 3 * fb)) > 0.05
+
+
+def test_one_hidden_layer_boundary_is_one_hyperplane():
+    # a single hidden unit: the boundary of segment [x1, x2] is where w . x + c = 0, one flip each
+    layers = [(np.array([[1.0, -2.0]]), np.array([0.3])), (np.array([[1.5]]), np.array([0.0]))]
+    x1 = np.array([[-1.0, 0.0], [0.0, -1.0]])
+    x2 = np.array([[1.0, 0.0], [0.0, 1.0]])
+    flips, where = RS.boundary_flips(x1, x2, layers)
+    assert list(flips) == [1, 1]
+    assert where.shape == (2, 2)  # a piece that flips one neuron is not halved further
+    # two units whose hyperplanes meet at the origin: the segment through the origin flips both at once
+    layers2 = [(np.array([[1.0, 0.0], [0.0, 1.0]]), np.zeros(2)), (np.ones((1, 2)), np.zeros(1))]
+    flips2, where2 = RS.boundary_flips(np.array([[-1.0, -1.0]]), np.array([[1.0, 1.0]]), layers2, tol=1e-9)
+    assert list(flips2) == [2] and np.max(np.abs(where2)) < 1e-9
+
+
+def test_two_colouring_on_a_deep_net():
+    layers = RS.init_mlp(2, [20, 20, 20], seed=0, bias=True)
+    rng = np.random.default_rng(4)
+    x1, x2 = rng.uniform(-1, 1, (40, 2)), rng.uniform(-1, 1, (40, 2))
+    flips, _ = RS.boundary_flips(x1, x2, layers)
+    assert flips.size > 40 and np.all(flips == 1)
+    # without biases every pre-activation vanishes at the origin: a segment through it flips many at once there
+    layers0 = RS.init_mlp(2, [20, 20, 20], seed=0, bias=False)
+    flips0, where0 = RS.boundary_flips(np.array([[-0.5, -0.25]]), np.array([[0.5, 0.25]]), layers0)
+    assert np.all(flips0[np.linalg.norm(where0, axis=1) > 1e-8] == 1) and flips0.max() >= 2
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="widths"):
+        RS.init_mlp(2, [], 0)
+    with pytest.raises(ValueError, match="seed"):
+        RS.init_mlp(2, [3], -1)
+    layers = RS.init_mlp(2, [3], 0)
+    with pytest.raises(ValueError, match="X"):
+        RS.forward(np.ones((4, 3)), layers)
+    with pytest.raises(ValueError, match="X"):
+        RS.forward(np.array([[np.nan, 0.0]]), layers)
+    with pytest.raises(ValueError, match="layers"):
+        RS.forward(np.ones((4, 2)), layers[:1])
+    with pytest.raises(ValueError, match="x1 and x2"):
+        RS.boundary_flips(np.ones((2, 2)), np.ones((3, 2)), layers)
+    with pytest.raises(ValueError, match="tol"):
+        RS.boundary_flips(np.ones((2, 2)), np.ones((2, 2)), layers, tol=0.0)
