@@ -102,8 +102,8 @@ def boundary_flips(x1, x2, layers, tol=1e-10, max_depth=60):
     most one neuron or is shorter than ``tol``. Returns (flips, where): for each piece whose endpoints differ,
     the number of neurons that flip across it (1 everywhere for a partition that Prop. C.2 two-colours; a value
     >= 2 is a point where two pre-activations vanish at once, e.g. the origin of a network without biases, where
-    all of them do, or a crossing not resolved after ``max_depth`` halvings) and the piece's midpoint (k, d) (a piece that
-    flips one neuron is not halved further; one that flips more is halved down to ``tol``)."""
+    all of them do, or a crossing not resolved after ``max_depth`` halvings) and the piece's midpoint (k, d) (a
+    piece that flips one neuron is not halved further; one that flips more is halved down to ``tol``)."""
     layers = _check_layers(layers)
     d = layers[0][0].shape[1]
     A = _check_x(x1, d).reshape(-1, d)

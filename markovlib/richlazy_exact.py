@@ -18,12 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _finite_array(name, x) -> np.ndarray:
-    arr = np.asarray(x, dtype=float)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got non-finite values")
-    return arr
+from . import _checks
 
 
 def _a2_wn2(r, delta):
@@ -40,7 +35,7 @@ def _a2_wn2(r, delta):
 
 
 def _scalar(name, x) -> float:
-    arr = _finite_array(name, x)
+    arr = _checks.finite_array(name, x)
     if arr.size != 1:
         raise ValueError(f"{name} must be a scalar, got shape {arr.shape}")
     return float(arr.reshape(()))
@@ -50,7 +45,7 @@ def _scalar(name, x) -> float:
 def exact_parameters(t, delta, beta_star_norm, mu0, phi0):
     """(a(t), u(t), s(t)) of the whitened single neuron (module docstring), from mu0 = a0 ||w0|| and
     phi0 = cos(w0, beta*), with sign(a0) = sign(mu0) (a0 > 0 when mu0 = 0 and delta > 0). Vectorized over t >= 0."""
-    t = _finite_array("t", t)
+    t = _checks.finite_array("t", t)
     if np.any(t < 0):
         raise ValueError("t must be >= 0")
     delta = _scalar("delta", delta)
@@ -110,7 +105,7 @@ def q_delta(r, delta):
     v = a^2 = ||w||^2 + delta, r = ||w|| sqrt(v): q'(r) dr = (3/4)(2 v - delta) v^{-1/2} dv). For delta > 0 evaluated as
     delta^{3/2} e (3/2 + 3 e + e^2), e = |a|/sqrt(delta) - 1 = ||w||^2 / (sqrt(delta)(|a| + sqrt(delta))).
     q(r) = r^{3/2} at delta = 0. Broadcasts over r >= 0."""
-    r = _finite_array("r", r)
+    r = _checks.finite_array("r", r)
     if np.any(r < 0):
         raise ValueError("r must be >= 0 (a norm)")
     delta = _scalar("delta", delta)
@@ -131,7 +126,7 @@ def q_delta_prime(r, delta):
 def psi_delta(beta, beta0, delta):
     """Psi_delta(beta) = q_delta(||beta||) - q_delta'(||beta0||) beta0_hat^T beta (Thm 3.1); ``beta`` may carry
     leading axes, ``beta0`` is a nonzero vector."""
-    beta = _finite_array("beta", beta)
+    beta = _checks.finite_array("beta", beta)
     beta0 = _check_beta0(beta0, beta.shape[-1] if beta.ndim else 0)
     delta = _scalar("delta", delta)
     r0 = float(np.linalg.norm(beta0))
@@ -139,7 +134,7 @@ def psi_delta(beta, beta0, delta):
 
 
 def _check_beta0(beta0, d):
-    beta0 = _finite_array("beta0", beta0)
+    beta0 = _checks.finite_array("beta0", beta0)
     if beta0.shape != (d,):
         raise ValueError(f"beta0 must be a vector of length d = {d}, got shape {beta0.shape}")
     if not np.any(beta0):
@@ -167,10 +162,10 @@ def implicit_bias_limit(X, y, beta0, delta):
     = {X beta = y} when y is in the range of X). Parametrized as beta = beta_ls + N z (N an orthonormal basis of the
     null space of X, from the SVD), Psi is strictly convex in z; damped Newton with backtracking from z = N^T beta0.
     ``X``: n x d (a 1-D X is one sample). Returns a vector of length d."""
-    X = _finite_array("X", X)
+    X = _checks.finite_array("X", X)
     if X.ndim == 1:
         X = X[None, :]
-    y = np.atleast_1d(_finite_array("y", y))
+    y = np.atleast_1d(_checks.finite_array("y", y))
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"X must be n x d and y of length n, got shapes {X.shape} and {y.shape}")
     d = X.shape[1]
@@ -221,9 +216,9 @@ def _lambda_minus_abs(delta, b):
 
 
 def _basin_inputs(a, w, beta_star):
-    a = _finite_array("a", a)
-    w = _finite_array("w", w)
-    bstar = _finite_array("beta_star", beta_star)
+    a = _checks.finite_array("a", a)
+    w = _checks.finite_array("w", w)
+    bstar = _checks.finite_array("beta_star", beta_star)
     if bstar.ndim != 1 or w.ndim < 1 or w.shape[-1] != bstar.size:
         raise ValueError(f"w must have shape (..., d) and beta_star shape (d,), got {w.shape} and {bstar.shape}")
     try:
@@ -261,8 +256,8 @@ def separating_surface(delta, tau, beta_star_norm):
     2b(2b + S*) / ((1 - zeta_-)(2b + S* + delta)) (finite at delta = 0, where the surface is the line u = -a,
     s = 0 and r = sqrt(b)). For delta > 0 the surface is empty (|zeta_-| > 1 would need a^2 - u^2 < 0 < delta + s^2):
     ValueError. Broadcasts delta against tau."""
-    delta = _finite_array("delta", delta)
-    tau = _finite_array("tau", tau)
+    delta = _checks.finite_array("delta", delta)
+    tau = _checks.finite_array("tau", tau)
     b = _scalar("beta_star_norm", beta_star_norm)
     if not 0 < b <= 1e150:
         raise ValueError(f"beta_star_norm must lie in (0, 1e150], got {beta_star_norm!r}")
