@@ -38,6 +38,7 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     rows, curves = [], []
     t0 = time.time()
     for K, ps in GRID.items():
@@ -56,7 +57,6 @@ def main():
             w = csv.DictWriter(fh, fieldnames=list(data[0]))
             w.writeheader()
             w.writerows(data)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     manifest = dict(command="nice -n 10 python tools/run_beyond.py --out " + str(args.out), grid=GRID,
                     settings=SETTINGS, seeds=SEEDS, inits=list(ms.KSTATE_INITS), trap_threshold=TRAP,
                     threads=1, dtype="float32", optimizer="Adam(betas=(0.9, 0.95)), constant lr, no weight decay",
