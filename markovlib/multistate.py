@@ -53,9 +53,28 @@ def symmetric_kernel(n_states, p) -> np.ndarray:
     return P
 
 
+class SymmetricChain(MarkovChain):
+    """The symmetric K-state chain as a :class:`MarkovChain` whose stationary law is the closed form: uniform
+    (P is doubly stochastic and irreducible for 0 < p < 1). ``MarkovChain.from_kernel`` finds pi by a rank test
+    whose default tolerance can misjudge this kernel (it rejected K = 5, p = 0.05 as reducible)."""
+
+    def __init__(self, n_states, p):  # noqa: D107 (no call to MarkovChain.__init__: that is the binary chain)
+        self.kernel = symmetric_kernel(n_states, p)
+        self.n_states = self.kernel.shape[0]
+        self.p = self.q = None
+        self.switch = float(p)
+
+    def _stationary_general(self) -> np.ndarray:
+        return np.full(self.n_states, 1.0 / self.n_states)
+
+    def __repr__(self):
+        return f"SymmetricChain(n_states={self.n_states}, p={self.switch:g})"
+
+
 def symmetric_chain(n_states, p) -> MarkovChain:
-    """``MarkovChain.from_kernel(symmetric_kernel(n_states, p))``."""
-    return MarkovChain.from_kernel(symmetric_kernel(n_states, p))
+    """The symmetric K-state chain (:class:`SymmetricChain`, a :class:`MarkovChain` with the kernel
+    :func:`symmetric_kernel` and the uniform stationary law)."""
+    return SymmetricChain(n_states, p)
 
 
 def symmetric_entropy_rate(n_states, p) -> float:
