@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _checks
-from .chain import MarkovChain, binary_entropy
+from .chain import MarkovChain, binary_entropy, entropy
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -100,6 +100,23 @@ def iid_point(n_states) -> float:
     """p* = (K - 1) / K, where lambda = 0: every row of P is uniform, unigram and bigram predictors coincide."""
     k = _states(n_states)
     return (k - 1) / k
+
+
+def lumped_loss(n_states, p, resolved) -> float:
+    """L_m: the loss of the best predictor that knows x_n when it is one of m = ``resolved`` given states and
+    only "one of the other K - m" otherwise (symmetric chain). Resolved: the row entropy h(p) + p log(K - 1);
+    lumped: the next state is a resolved one with probability p / (K - 1) each and a lumped one with
+    beta = (1 - p + (K - m - 1) p / (K - 1)) / (K - m) each. L_m = (m/K) rate + ((K - m)/K) H_lumped, from
+    L_0 = log K (unigram) down to L_{K-1} = the entropy rate (bigram)."""
+    k = _states(n_states)
+    p = _checks.probability("p", p)
+    m = _checks.nonnegative_int("resolved", resolved)
+    if m > k - 1:
+        raise ValueError(f"resolved must be an integer in [0, K - 1 = {k - 1}], got {resolved!r}")
+    off = p / (k - 1)
+    beta = (1 - p + (k - m - 1) * off) / (k - m)
+    h_lumped = float(entropy(np.array([off] * m + [beta] * (k - m))))
+    return (m / k) * symmetric_entropy_rate(k, p) + ((k - m) / k) * h_lumped
 
 
 def lagged_covariance(chain, lag) -> np.ndarray:

@@ -174,3 +174,19 @@ def test_validation(call):
 def test_extreme_p_stable():
     assert math.isfinite(ms.symmetric_entropy_rate(10, 1e-15))
     assert math.isfinite(ms.symmetric_entropy_rate(10, 1 - 1e-15))
+
+
+@pytest.mark.parametrize("k,p", [(3, 0.9), (5, 0.3), (10, 0.97)])
+def test_lumped_loss(k, p):
+    assert math.isclose(ms.lumped_loss(k, p, 0), math.log(k), abs_tol=1e-12)
+    assert math.isclose(ms.lumped_loss(k, p, k - 1), ms.symmetric_entropy_rate(k, p), abs_tol=1e-12)
+    # independent: conditional entropy H(x_{n+1} | g(x_n)) from the joint law, g resolving states 0..m-1
+    P = ms.symmetric_kernel(k, p)
+    joint = P / k
+    for m in range(k):
+        g = [i if i < m else m for i in range(k)]
+        grouped = np.zeros((m + 1, k))
+        for i in range(k):
+            grouped[g[i]] += joint[i]
+        cond = entropy(grouped.ravel()) - entropy(grouped.sum(1))
+        assert math.isclose(ms.lumped_loss(k, p, m), cond, abs_tol=1e-12)

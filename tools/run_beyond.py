@@ -48,10 +48,47 @@ def write_manifest(out, args, commit, runs, versions):
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
 
+LAG = dict(n_states=3, p=0.1, lags=[1, 2, 3, 4, 6], seeds=[0, 1])
+
+
+def main_lag(args):
+    """Lag-k switching chains (markovlib.multistate.lag_switching_sample): the trained loss against k."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(1)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    versions = {k: version(k) for k in ("torch", "numpy", "scipy")}
+    K, p = LAG["n_states"], LAG["p"]
+    rows = []
+    for seed in LAG["seeds"]:
+        for lag in LAG["lags"]:
+            y = ms.lag_switching_yardsticks(K, p, lag)
+            for init in ms.KSTATE_INITS:
+                def sampler(b, n, s, lag=lag):
+                    return ms.lag_switching_sample(K, p, lag, b, n, s)
+                r = ms.train_kstate(sampler, K, y["entropy_rate"], y["unigram"], init=init, seed=seed, **SETTINGS)
+                rows.append(dict(K=K, p=p, lag=lag, init=init, seed=seed, final_loss=repr(r["final_loss"]),
+                                 entropy_rate=repr(y["entropy_rate"]), bigram=repr(y["bigram"]),
+                                 unigram=repr(y["unigram"])))
+                print(lag, init, seed, round(r["final_loss"], 3), flush=True)
+                with open(out / "lag_runs.csv", "w", newline="") as fh:
+                    w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+                    w.writeheader()
+                    w.writerows(rows)
+    manifest = dict(command="nice -n 10 python tools/run_beyond.py --part lag --out " + str(args.out), **LAG,
+                    settings=SETTINGS, inits=list(ms.KSTATE_INITS), threads=1, dtype="float32",
+                    optimizer="Adam(betas=(0.9, 0.95)), constant lr, no weight decay", versions=versions,
+                    python=sys.version.split()[0], git_commit=commit, runs=len(rows))
+    (out / "manifest_lag.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="book/data/beyond_two_states")
+    ap.add_argument("--part", choices=["symmetric", "lag"], default="symmetric")
     args = ap.parse_args()
+    if args.part == "lag":
+        return main_lag(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
