@@ -190,9 +190,9 @@ def conserved_quantities(model) -> dict:
     W1, W2 = model.W_1.detach().double(), model.W_2.detach().double()
     out = {"neuron_balance": ((W1**2).sum(1) - (W2**2).sum(0)).numpy()}
     if model.attention is not None:
-        Q, K, V, O = (getattr(model, n).detach().double() for n in ("W_Q", "W_K", "W_V", "W_O"))
-        out["query_key"] = (Q @ Q.T - K @ K.T).numpy()
-        out["value_output"] = (V @ V.T - O.T @ O).numpy()
+        Wq, Wk, Wv, Wo = (getattr(model, n).detach().double() for n in ("W_Q", "W_K", "W_V", "W_O"))
+        out["query_key"] = (Wq @ Wq.T - Wk @ Wk.T).numpy()
+        out["value_output"] = (Wv @ Wv.T - Wo.T @ Wo).numpy()
     return out
 
 
