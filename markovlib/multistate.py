@@ -55,8 +55,8 @@ def symmetric_kernel(n_states, p) -> np.ndarray:
 
 class SymmetricChain(MarkovChain):
     """The symmetric K-state chain as a :class:`MarkovChain` whose stationary law is the closed form: uniform
-    (P is doubly stochastic and irreducible for 0 < p < 1). ``MarkovChain.from_kernel`` finds pi by a rank test
-    whose default tolerance can misjudge this kernel (it rejected K = 5, p = 0.05 as reducible)."""
+    (P is doubly stochastic and irreducible for 0 < p < 1), exact where ``MarkovChain.from_kernel`` solves a
+    linear system for it."""
 
     def __init__(self, n_states, p):  # noqa: D107 (no call to MarkovChain.__init__: that is the binary chain)
         self.kernel = symmetric_kernel(n_states, p)
