@@ -186,13 +186,19 @@ class GDResult:
     W1, W2: the final weights (shapes as given). losses: (steps, *batch), the loss at the iterate BEFORE each
     step (losses[0] is the loss at initialization). W1_path, W2_path: (saved, *shape) weights at steps
     0, save_every, 2 save_every, ... and always the final step, or None when save_every is None. saved_steps:
-    the step index of each saved weight (None likewise)."""
+    the step index of each saved weight (None likewise). W2_min, W2_max: the elementwise minimum and maximum of W2
+    over every iterate 0..steps (shape of W2), so that a sign change of an output weight at ANY step shows
+    without saving the path. balance_drift: max over iterates of |c_k(t) - c_k(0)|, c_k = ||w_k||^2 - ||a_k||^2,
+    shape (*batch, l)."""
     W1: np.ndarray
     W2: np.ndarray
     losses: np.ndarray
     W1_path: np.ndarray | None
     W2_path: np.ndarray | None
     saved_steps: np.ndarray | None
+    W2_min: np.ndarray
+    W2_max: np.ndarray
+    balance_drift: np.ndarray
 
 
 def gradient_descent(W1, W2, X, y, *, lr, steps, kind="mse", save_every=None) -> GDResult:
@@ -220,6 +226,12 @@ def gradient_descent(W1, W2, X, y, *, lr, steps, kind="mse", save_every=None) ->
         path2.append(Af.copy())
         saved.append(i)
 
+    def balances():
+        return np.sum(W1f**2, axis=-1) - np.sum(Af**2, axis=-2)
+
+    c0 = balances()
+    drift = np.zeros_like(c0)
+    a_min, a_max = Af.copy(), Af.copy()
     for i in range(steps):
         if save_every is not None and i % save_every == 0:
             keep(i)
@@ -227,6 +239,9 @@ def gradient_descent(W1, W2, X, y, *, lr, steps, kind="mse", save_every=None) ->
         losses[i] = value
         W1f -= lr * gW1
         Af -= lr * gA
+        np.minimum(a_min, Af, out=a_min)
+        np.maximum(a_max, Af, out=a_max)
+        np.maximum(drift, np.abs(balances() - c0), out=drift)
     if save_every is not None and (not saved or saved[-1] != steps):
         keep(steps)
     batch = W1.shape[:-2]
@@ -240,4 +255,5 @@ def gradient_descent(W1, W2, X, y, *, lr, steps, kind="mse", save_every=None) ->
         W2_path = np.stack([back2(p) for p in path2])
         steps_saved = np.asarray(saved)
     return GDResult(W1=W1f.reshape(W1.shape), W2=back2(Af), losses=losses.reshape((steps,) + batch),
-                    W1_path=W1_path, W2_path=W2_path, saved_steps=steps_saved)
+                    W1_path=W1_path, W2_path=W2_path, saved_steps=steps_saved, W2_min=back2(a_min),
+                    W2_max=back2(a_max), balance_drift=drift.reshape(batch + (W1.shape[-2],)))

@@ -110,6 +110,11 @@ def test_gradient_descent_matches_torch_loop_and_conservation():
     assert list(res.saved_steps) == [0, 7, 14, 21, 28, 30]
     np.testing.assert_array_equal(res.W1_path[0], W1)
     np.testing.assert_array_equal(res.W2_path[-1], res.W2)
+    every = S.gradient_descent(W1, a, X, y, lr=h, steps=steps, kind="bce", save_every=1)
+    np.testing.assert_array_equal(every.W2_min, every.W2_path.min(0))
+    np.testing.assert_array_equal(every.W2_max, every.W2_path.max(0))
+    c_path = (every.W1_path**2).sum(-1) - every.W2_path**2
+    np.testing.assert_allclose(every.balance_drift, np.abs(c_path - c_path[0]).max(0), rtol=1e-12, atol=1e-15)
     for b in range(B):
         # independent reference: torch's GD loop on the same loss
         t1, ta = torch.tensor(W1[b], requires_grad=True), torch.tensor(a[b], requires_grad=True)
