@@ -45,7 +45,7 @@ def _real(name, value):
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real array, got {type(value).__name__}") from None
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite (no NaN or inf)")
     return arr
 
@@ -107,7 +107,7 @@ def _value_and_residual(F, y, kind):
     F: predictions (n, B, e), y: targets (n, 1, e)."""
     if kind == "mse":
         r = F - y
-        return 0.5 * np.mean(np.sum(r**2, axis=-1), axis=0), r  # L = 1/(2n) sum ||r||^2
+        return 0.5 * np.einsum("nbe,nbe->b", r, r) / F.shape[0], r  # L = 1/(2n) sum ||r||^2
     # log(1 + e^F) - y F = (1 - y) max(F, 0) + y max(-F, 0) + log1p(e^{-|F|}): every term >= 0, no cancellation
     # of huge logits (a term whose coefficient is 0 is dropped, so a confident correct logit costs exactly 0)
     pos = np.where(y < 1, (1.0 - y) * np.maximum(F, 0.0), 0.0)
@@ -116,8 +116,20 @@ def _value_and_residual(F, y, kind):
     return value, expit(F) - y
 
 
+def _single_mse(W1, a, X, y):
+    """One network, one output, MSE: the plain 2-D products (the common small case, without batch overhead)."""
+    pre = X @ W1.T
+    H = np.maximum(pre, 0.0)
+    r = H @ a - y
+    n = len(y)
+    return 0.5 * (r @ r) / n, ((r[:, None] * a[None, :]) * (pre > 0)).T @ X / n, H.T @ r / n
+
+
 def _forward_grad(W1f, Af, X, y, kind, need_grad=True):
     n = X.shape[0]
+    if need_grad and kind == "mse" and W1f.shape[0] == 1 and Af.shape[1] == 1:
+        value, gW1, ga = _single_mse(W1f[0], Af[0, 0], X, y[:, 0, 0])
+        return np.array([value]), gW1[None], ga[None, None, :]
     pre = _pre(W1f, X)
     H = np.maximum(pre, 0.0)
     F = _out(H, Af)
