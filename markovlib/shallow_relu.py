@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
+from . import _checks
+
 __all__ = ["forward", "loss", "loss_grad", "gradient_descent", "GDResult"]
 
 _LOSSES = ("mse", "bce")
@@ -40,19 +42,9 @@ _LOSSES = ("mse", "bce")
 # ------------------------------------------------------------------------------------------------------------
 # validation
 # ------------------------------------------------------------------------------------------------------------
-def _real(name, value):
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real array, got {type(value).__name__}") from None
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return arr
-
-
 def _check(W1, W2, X, y=None, kind=None):
     """Validated float arrays (W1, W2, X, y) and the flag ``vector`` (W2 given as the e = 1 vector form)."""
-    W1, W2, X = _real("W1", W1), _real("W2", W2), _real("X", X)
+    W1, W2, X = _checks.finite_array("W1", W1), _checks.finite_array("W2", W2), _checks.finite_array("X", X)
     if W1.ndim < 2 or W1.shape[-1] < 1 or W1.shape[-2] < 1:
         raise ValueError(f"W1 must have shape (*batch, l, d) with l, d >= 1, got {W1.shape}")
     batch, (l, d) = W1.shape[:-2], W1.shape[-2:]
@@ -69,7 +61,7 @@ def _check(W1, W2, X, y=None, kind=None):
     if kind is not None and kind not in _LOSSES:
         raise ValueError(f"loss must be one of {list(_LOSSES)}, got {kind!r}")
     if y is not None:
-        y = _real("y", y)
+        y = _checks.finite_array("y", y)
         want = (X.shape[0],) if vector else (X.shape[0], W2.shape[-2])
         if y.shape != want:
             raise ValueError(f"y must have shape {want} (one target per sample{'' if vector else ' and output'}), "

@@ -23,6 +23,8 @@ import numbers
 import numpy as np
 from scipy import stats
 
+from . import _checks
+
 __all__ = ["neuron_balances", "poincare_polynomial", "betti_numbers", "n_components", "n_effective_components",
            "pathological", "rescale_to", "obstruction_probability"]
 
@@ -38,22 +40,10 @@ def _size(name, value, minimum=1):
     return int(value)
 
 
-def _finite(name, value, ndim=None):
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real array, got {value!r}") from None
-    if ndim is not None and arr.ndim not in ndim:
-        raise ValueError(f"{name} must have {' or '.join(str(n) for n in ndim)} dimension(s), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return arr
-
-
 def _weights(W1, W2):
     """(W1 of shape (l, d), W2 of shape (e, l)); a 1-D W2 of length l is the e = 1 output row."""
-    W1 = _finite("W1", W1, ndim=(2,))
-    W2 = _finite("W2", W2, ndim=(1, 2))
+    W1 = _checks.finite_array("W1", W1, ndim=(2,))
+    W2 = _checks.finite_array("W2", W2, ndim=(1, 2))
     if W2.ndim == 1:
         W2 = W2[None, :]
     l, d = W1.shape
@@ -66,7 +56,7 @@ def _weights(W1, W2):
 
 
 def _balances(name, c, l=None):
-    c = _finite(name, c, ndim=(0, 1))
+    c = _checks.finite_array(name, c, ndim=(0, 1))
     c = np.atleast_1d(c)
     if l is not None:
         if c.size == 1:

@@ -122,7 +122,7 @@ def test_gradient_descent_matches_torch_loop_and_conservation():
         for i in range(steps):
             opt.zero_grad()
             tl = _torch_loss(t1, ta, torch.tensor(X), torch.tensor(y), "bce", True)
-            assert abs(float(tl) - res.losses[i, b]) < 1e-12
+            assert abs(float(tl.detach()) - res.losses[i, b]) < 1e-12
             tl.backward()
             opt.step()
         assert np.abs(t1.detach().numpy() - res.W1[b]).max() < 1e-12

@@ -20,6 +20,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from markovlib import multistate as ms  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stored_runs import git_commit  # noqa: E402
+
 GRID = {3: [0.1, 0.4, 0.833, 0.967], 5: [0.12, 0.48, 0.9, 0.98], 10: [0.135, 0.54, 0.95, 0.99]}
 SETTINGS = dict(d=8, length=64, batch=32, steps=500, lr=2e-3, eval_batch=256, eval_every=50)
 SEEDS = list(range(5))
@@ -56,7 +59,7 @@ def main_lag(args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = git_commit()
     versions = {k: version(k) for k in ("torch", "numpy", "scipy")}
     K, p = LAG["n_states"], LAG["p"]
     rows = []
@@ -92,7 +95,7 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = git_commit()
     versions = {k: version(k) for k in ("torch", "numpy", "scipy")}
     rows, curves = [], []
     t0 = time.time()

@@ -18,6 +18,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stored_runs import git_commit  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "book" / "topo_breast_cancer.ipynb"
 PROTOCOL = {"seed": 0, "split_seed": 0, "test_size": 0.3, "widths": [2, 3, 4, 5, 6, 7, 8, 9], "c_abs": 1.0,
@@ -31,11 +34,10 @@ def versions():
     import torch
 
     import markovlib
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     dirty = bool(subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout)
     return {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
             "scikit-learn": sklearn.__version__, "torch": torch.__version__, "markovlib": markovlib.__version__,
-            "git_commit": commit, "git_dirty": dirty, "machine": platform.machine(), "blas_threads": 1}
+            "git_commit": git_commit(), "git_dirty": dirty, "machine": platform.machine(), "blas_threads": 1}
 
 
 def main(argv=None) -> int:

@@ -50,14 +50,18 @@ def run_all(jobs, workers, collect_only=False):
     return results
 
 
+def git_commit():
+    """The commit the runs are collected at (recorded in every manifest)."""
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
 def versions():
     import numpy
     import torch
 
     import markovlib
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
-            "markovlib": markovlib.__version__, "git_commit": commit, "machine": platform.machine(),
+            "markovlib": markovlib.__version__, "git_commit": git_commit(), "machine": platform.machine(),
             "torch_threads": 1}
 
 
