@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-# Chapters executed by nbval are batch runs: explorers draw their static figure only (see markovlib.widgets).
+# Chapters executed by nbval are batch runs: explorers draw their static figure only (see markovlib.book.widgets).
 # (Do not set MPLBACKEND here: the nbval kernels inherit it, and a non-inline backend drops every figure output.)
 os.environ["MARKOVLIB_BATCH"] = "1"
 

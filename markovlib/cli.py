@@ -26,7 +26,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .train_cli import add_train_arguments
+    from .transformer.train_cli import add_train_arguments
 
     parser = _Parser(prog=PROG, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -86,28 +86,28 @@ def main(argv=None) -> int:
         if args.what != "train" and (args.device is not None or args.threads != 1):
             return _fail(f"argument --device/--threads: only for 'bench train', not 'bench {args.what}'")
         if args.what == "sampler":
-            from .benchmarks import bench_sampler
+            from .transformer.benchmarks import bench_sampler
 
             bench_sampler(quick=args.quick)
             return 0
         if args.what == "flow":
-            from .benchmarks import bench_flow
+            from .transformer.benchmarks import bench_flow
 
             bench_flow(quick=args.quick)
             return 0
-        from . import _checks
-        from .benchmarks import bench_train
-        from .config import pick_device
+        from .numerics import checks
+        from .transformer.benchmarks import bench_train
+        from .transformer.config import pick_device
 
         try:
             device = pick_device(args.device)
-            threads = _checks.positive_int("threads", args.threads)
+            threads = checks.positive_int("threads", args.threads)
         except ValueError as exc:
             return _fail(exc, sub)
         bench_train(quick=args.quick, device=device, threads=threads)
         return 0
     if args.command == "train":
-        from .train_cli import build_trainer, run_trainer
+        from .transformer.train_cli import build_trainer, run_trainer
 
         try:
             trainer = build_trainer(args)
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
         run_trainer(trainer)
         return 0
     if args.command == "sweep":
-        from .sweep import check_sweep_args, sweep_from_args
+        from .book.sweep import check_sweep_args, sweep_from_args
 
         try:
             check_sweep_args(args)

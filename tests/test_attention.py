@@ -1,12 +1,12 @@
-"""Tests of markovlib.attention: the 3-D canonical model with the attention scalar (Sec. 4.1, App. G)."""
+"""Tests of markovlib.markov.attention: the 3-D canonical model with the attention scalar (Sec. 4.1, App. G)."""
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from markovlib import attention as AT
-from markovlib import canonical as C
-from markovlib.energy import SADDLE_ENERGY, energy
-from markovlib.flow import integrate, integrate_batch
+from markovlib.markov import attention as AT
+from markovlib.markov import canonical as C
+from markovlib.markov.energy import SADDLE_ENERGY, energy
+from markovlib.markov.flow import integrate, integrate_batch
 
 PQ = [(0.9, 0.9), (0.5, 0.8), (0.1, 0.1), (0.2, 0.3)]
 

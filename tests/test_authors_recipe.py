@@ -4,9 +4,9 @@ import math
 import pytest
 import torch
 
-from markovlib.config import TrainConfig, onecycle_factor, parameter_groups
-from markovlib.trainer import Trainer
-from markovlib.transformer import MarkovTransformer
+from markovlib.transformer.config import TrainConfig, onecycle_factor, parameter_groups
+from markovlib.transformer.model import MarkovTransformer
+from markovlib.transformer.training import Trainer
 
 
 def test_onecycle_schedule_equals_its_closed_form():
@@ -66,8 +66,8 @@ def test_every_recipe_round_trips_through_the_command_line():
 
     import pytest
 
-    from markovlib.config import RECIPES, recipe
-    from markovlib.train_cli import add_train_arguments, cli_arguments, config_from_args
+    from markovlib.transformer.config import RECIPES, recipe
+    from markovlib.transformer.train_cli import add_train_arguments, cli_arguments, config_from_args
 
     for name in RECIPES:
         ap = argparse.ArgumentParser()
@@ -86,8 +86,8 @@ def test_the_stored_fig4_commands_are_the_recipe():
     import shlex
     from pathlib import Path
 
-    from markovlib.config import recipe
-    from markovlib.train_cli import add_train_arguments, config_from_args
+    from markovlib.transformer.config import recipe
+    from markovlib.transformer.train_cli import add_train_arguments, config_from_args
 
     manifest = json.loads((Path(__file__).parents[1] / "book" / "data" / "fig4" / "manifest.json").read_text())
     ap = argparse.ArgumentParser()

@@ -1,12 +1,12 @@
-"""Tests of markovlib.bias_flow: the gradient flow and gradient descent with the bias as a free parameter."""
+"""Tests of markovlib.markov.bias_flow: the gradient flow and gradient descent with the bias as a free parameter."""
 import numpy as np
 import pytest
 import torch
 
-from markovlib import bias_flow as BF
-from markovlib import canonical as C
-from markovlib.energy import energy, predict_limit
-from markovlib.flow import gradient_descent
+from markovlib.markov import bias_flow as BF
+from markovlib.markov import canonical as C
+from markovlib.markov.energy import energy, predict_limit
+from markovlib.markov.flow import gradient_descent
 
 
 def _loss_torch(x, p, q):

@@ -6,8 +6,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
-from markovlib import canonical as C
-from markovlib.chain import MarkovChain
+from markovlib.markov import canonical as C
+from markovlib.markov.chain import MarkovChain
 
 probs = st.floats(0.05, 0.95)
 params = st.floats(-1.5, 1.5)

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from markovlib.chain import MarkovChain, binary_entropy
+from markovlib.markov.chain import MarkovChain, binary_entropy
 
 probs = st.floats(0.02, 0.98)
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from markovlib import cli
-from markovlib.config import TrainConfig
+from markovlib.transformer.config import TrainConfig
 
 PREFIX = "python -m markovlib: error: "
 # (argv, what the one error line must contain: the argument and what is allowed)
@@ -75,7 +75,7 @@ def test_train_options_are_generated_from_the_config(capsys):
 
 
 def test_generated_options_reach_the_config():
-    from markovlib.train_cli import add_train_arguments, config_from_args
+    from markovlib.transformer.train_cli import add_train_arguments, config_from_args
 
     parser = add_train_arguments(cli._Parser())
     args = parser.parse_args(["--p", "0.3", "--q", "0.6", "--min-lr-ratio", "0.5", "--betas", "0.8", "0.9",

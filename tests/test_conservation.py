@@ -1,12 +1,12 @@
-"""markovlib.conservation: named optimizers against torch, the second-order step identity, the O(h) drift of GD,
+"""markovlib.beyond.conservation: named optimizers against torch, the second-order step identity, the O(h) drift of GD,
 the weight-decay law against an independent integration, and argument checks."""
 import numpy as np
 import pytest
 import torch
 from scipy.integrate import solve_ivp
 
-from markovlib import conservation as C
-from markovlib.numdiff import fd_hessian
+from markovlib.beyond import conservation as C
+from markovlib.numerics.numdiff import fd_hessian
 
 RNG = np.random.default_rng(3)
 X = RNG.normal(size=(12, 3))

@@ -3,10 +3,10 @@ the Trainer's per-step callback."""
 import pytest
 import torch
 
-from markovlib.chain import MarkovChain
-from markovlib.config import TrainConfig
-from markovlib.trainer import Trainer
-from markovlib.transformer import MarkovTransformer, build_model
+from markovlib.markov.chain import MarkovChain
+from markovlib.transformer.config import TrainConfig
+from markovlib.transformer.model import MarkovTransformer, build_model
+from markovlib.transformer.training import Trainer
 
 TINY = dict(p=0.2, q=0.3, d=4, length=16, batch=4, steps=6, eval_every=3, eval_batches=1)
 

@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from markovlib import canonical as C
-from markovlib.chain import MarkovChain
-from markovlib.energy import SADDLE_ENERGY, energy, predict_limit
-from markovlib.flow import gradient_descent, integrate, integrate_batch
+from markovlib.markov import canonical as C
+from markovlib.markov.chain import MarkovChain
+from markovlib.markov.energy import SADDLE_ENERGY, energy, predict_limit
+from markovlib.markov.flow import gradient_descent, integrate, integrate_batch
 
 PQ = [(0.9, 0.9), (0.5, 0.8), (0.1, 0.1), (0.2, 0.3)]
 

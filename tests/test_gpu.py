@@ -12,8 +12,8 @@ import sys
 import pytest
 import torch
 
-from markovlib.trainer import Trainer
-from markovlib.transformer import MarkovTransformer
+from markovlib.transformer.model import MarkovTransformer
+from markovlib.transformer.training import Trainer
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 

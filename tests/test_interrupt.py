@@ -11,7 +11,7 @@ import pytest
 import torch
 from notebooks import write_notebook
 
-from markovlib.sweep import run_sweep
+from markovlib.book.sweep import run_sweep
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 STEPS, EVERY = 1500, 100
@@ -63,7 +63,7 @@ def dying_notebook(path):
     return write_notebook(
         path, "mode = 'ok'",
         "import os, signal\n"
-        "from markovlib.sweep import record_results\n"
+        "from markovlib.book.sweep import record_results\n"
         "if mode == 'kernel':\n"
         "    os._exit(3)  # the kernel process dies mid-run\n"
         "if mode == 'worker':\n"

@@ -1,12 +1,12 @@
-"""markovlib.linear_networks against independent references: torch autograd on the network, finite differences
+"""markovlib.richlazy.linear_networks against independent references: torch autograd on the network, finite differences
 of the integrated flow, closed forms."""
 import numpy as np
 import pytest
 import torch
 
-from markovlib import linear_networks as L
-from markovlib.numdiff import fd_gradient
-from markovlib.richlazy import conserved_delta
+from markovlib.numerics.numdiff import fd_gradient
+from markovlib.richlazy import linear_networks as L
+from markovlib.richlazy.minimal_model import conserved_delta
 
 SHAPES = [(3, 4, 2), (2, 5, 3), (4, 2, 1), (1, 3, 2)]
 
@@ -54,7 +54,7 @@ def test_deltas_and_conserved_matrix():
     assert np.allclose(L.neuron_deltas(A, W, 2.0, 0.5), [1.0, -2.0, 0.3, 0.0], atol=1e-12)
     assert np.allclose(np.linalg.norm(A, axis=0) * np.linalg.norm(W, axis=1), [0.5, 0.2, 1.0, 0.1], atol=1e-12)
     assert np.allclose(np.diag(L.conserved_matrix(A, W, 2.0, 0.5)), L.neuron_deltas(A, W, 2.0, 0.5))
-    # c = 1: the per-neuron delta is the single-neuron delta of markovlib.richlazy
+    # c = 1: the per-neuron delta is the single-neuron delta of markovlib.richlazy.minimal_model
     A1, W1 = np.random.default_rng(1).standard_normal((1, 5)), np.random.default_rng(2).standard_normal((5, 3))
     assert np.allclose(L.neuron_deltas(A1, W1, 0.3, 1.7), conserved_delta(A1[0], W1, 0.3, 1.7))
 
@@ -201,7 +201,7 @@ def test_deep_balanced_preconditioner_matches_autograd(L):
     z = torch.tensor(np.concatenate([a] + [W.ravel() for W in Ws]))
     J = torch.autograd.functional.jacobian(beta_of, z).numpy()
     beta = beta_of(z).numpy()
-    from markovlib.linear_networks import deep_balanced_preconditioner
+    from markovlib.richlazy.linear_networks import deep_balanced_preconditioner
 
     assert np.allclose(deep_balanced_preconditioner(beta, L), J @ J.T, atol=1e-12)
 

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from markovlib import multistate as ms
-from markovlib.chain import MarkovChain, entropy
-from markovlib.exact import exact_loss
-from markovlib.transformer import MarkovTransformer
+from markovlib.beyond import multistate as ms
+from markovlib.markov.chain import MarkovChain, entropy
+from markovlib.transformer.exact import exact_loss
+from markovlib.transformer.model import MarkovTransformer
 
 
 def loss_along(model, chain, length, E0, t):

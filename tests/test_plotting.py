@@ -4,14 +4,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from markovlib import plotting  # noqa: E402
+from markovlib.book import plotting
+from markovlib.markov import drawings
 
 
 @pytest.mark.parametrize("p,q", [(0.9, 0.9), (0.1, 0.1), (0.3, 0.7)])
 def test_critical_points_draws_every_case(p, q):
     plotting.use_style()
     fig, ax = plt.subplots()
-    plotting.critical_points(ax, p, q)
+    drawings.critical_points(ax, p, q)
     labels = [line.get_label() for line in ax.lines]
     assert any("global minima" in lab for lab in labels)
     if p + q != 1:

@@ -1,6 +1,6 @@
 import io
 
-from markovlib.progress import progress_bar
+from markovlib.book.progress import progress_bar
 
 
 def test_batch_bar_is_text_and_draws_only_start_and_end():

@@ -1,12 +1,13 @@
-"""Two-layer piecewise-linear networks (markovlib.relu_networks): autograd, finite differences, closed forms."""
+"""Two-layer piecewise-linear networks (markovlib.richlazy.relu_networks): autograd, finite differences, closed
+forms."""
 import numpy as np
 import pytest
 import torch
 from scipy.integrate import solve_ivp
 
-from markovlib import relu_networks as RN
-from markovlib.numdiff import fd_gradient
-from markovlib.richlazy import conserved_delta, kernel_distance
+from markovlib.numerics.numdiff import fd_gradient
+from markovlib.richlazy import relu_networks as RN
+from markovlib.richlazy.minimal_model import conserved_delta, kernel_distance
 
 
 def _problem(seed=0, d=4, n=12, h=6, scale=0.8):

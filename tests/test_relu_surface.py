@@ -1,9 +1,10 @@
-"""The surface of a deep ReLU network (markovlib.relu_surface, App. C.1): torch autograd, homogeneity, bisection."""
+"""The surface of a deep ReLU network (markovlib.richlazy.relu_surface, App. C.1): torch autograd, homogeneity,
+bisection."""
 import numpy as np
 import pytest
 import torch
 
-from markovlib import relu_surface as RS
+from markovlib.richlazy import relu_surface as RS
 
 
 # independent reference: the same network in torch

@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from markovlib import numdiff, params, report, roots
+from markovlib.book import params, report
+from markovlib.numerics import numdiff, roots
 
 
 def test_fixed_prints_no_negative_zero_and_rounds():

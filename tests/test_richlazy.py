@@ -1,14 +1,15 @@
-"""Tests of markovlib.richlazy / richlazy_exact against independent references (torch autograd, independent
-integration, closed forms, finite differences, scalar root searches)."""
+"""Tests of markovlib.richlazy.minimal_model / minimal_exact against independent references (torch autograd,
+independent integration, closed forms, finite differences, scalar root searches)."""
 import numpy as np
 import pytest
 import torch
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
-from markovlib import richlazy as R
-from markovlib.numdiff import fd_gradient
-from markovlib.richlazy_exact import exact_parameters, q_delta_prime
+from markovlib.numerics.numdiff import fd_gradient
+from markovlib.richlazy import minimal_exact as RE
+from markovlib.richlazy import minimal_model as R
+from markovlib.richlazy.minimal_exact import exact_parameters, q_delta_prime
 
 PAPER_DELTAS = [-4, -2, -1, 0, 1, 2, 4]
 
@@ -65,7 +66,7 @@ def test_exact_mu_phi_matches_flow_paper_settings(delta):
     t = np.linspace(0, 20, 81)
     a, w = R.single_neuron_flow(a0, w0, X, y, t)
     mu, phi = _mu_phi(a, w, beta_star)
-    mu_e, phi_e = R.exact_mu_phi(t, delta, 1.0, mu[0], phi[0])
+    mu_e, phi_e = RE.exact_mu_phi(t, delta, 1.0, mu[0], phi[0])
     assert np.max(np.abs(mu - mu_e)) < 1e-8 and np.max(np.abs(phi - phi_e)) < 1e-8
 
 
@@ -78,12 +79,12 @@ def test_exact_random_cases_including_zero_crossings_of_a():
         beta_star = b * np.array([0.6, 0.8])
         X, y = _whitened(beta_star, seed=1)
         e = beta_star / b
-        a02, wn02 = R._a2_wn2(abs(mu0), delta)
+        a02, wn02 = RE._a2_wn2(abs(mu0), delta)
         a0 = np.sign(mu0) * np.sqrt(a02)
         w0 = np.sqrt(wn02) * (phi0 * e + np.sqrt(1 - phi0**2) * np.array([-0.8, 0.6]))
         a, w = R.single_neuron_flow(a0, w0, X, y, t)
         mu, phi = _mu_phi(a, w, beta_star)
-        mu_e, phi_e = R.exact_mu_phi(t, delta, b, mu0, phi0)
+        mu_e, phi_e = RE.exact_mu_phi(t, delta, b, mu0, phi0)
         assert np.max(np.abs(mu - mu_e)) < 1e-7 and np.max(np.abs(phi - phi_e)) < 1e-7
         crossings += bool(np.any(np.sign(a) != np.sign(a0)))
     assert crossings >= 3  # the zero crossing of a (Lemma A.1) is exercised
@@ -92,15 +93,15 @@ def test_exact_random_cases_including_zero_crossings_of_a():
 def test_balanced_tanh_law_and_reduced_field():
     t = np.linspace(0, 5, 11)
     for b, phi0, mu0 in [(1.0, 0.3, 0.1), (2.0, -0.5, 0.7)]:
-        _, phi = R.exact_mu_phi(t, 0.0, b, mu0, phi0)
+        _, phi = RE.exact_mu_phi(t, 0.0, b, mu0, phi0)
         assert np.max(np.abs(phi - np.tanh(b * t + np.arctanh(phi0)))) < 1e-12
     # the reduced field is the time derivative of the exact solution (central differences)
     h = 1e-5
     for delta, mu0, phi0 in [(-3.0, 0.4, -0.2), (0.0, 0.2, 0.1), (2.5, 1.2, 0.6), (1e4, 0.5, 0.3)]:
         ts = np.array([0.3, 1.0, 2.0])
-        mu, phi = R.exact_mu_phi(ts, delta, 1.3, mu0, phi0)
-        mp, pp = R.exact_mu_phi(ts + h, delta, 1.3, mu0, phi0)
-        mm, pm = R.exact_mu_phi(ts - h, delta, 1.3, mu0, phi0)
+        mu, phi = RE.exact_mu_phi(ts, delta, 1.3, mu0, phi0)
+        mp, pp = RE.exact_mu_phi(ts + h, delta, 1.3, mu0, phi0)
+        mm, pm = RE.exact_mu_phi(ts - h, delta, 1.3, mu0, phi0)
         dmu, dphi = R.reduced_vector_field(mu, phi, delta, 1.3)
         scale = 1 + abs(delta)
         assert np.max(np.abs((mp - mm) / (2 * h) - dmu)) < 1e-5 * scale
@@ -112,11 +113,11 @@ def test_extreme_inputs_are_stable():
     for delta in [1e8, -1e8, 0.0, 3.0, -3.0]:
         for phi0 in [-1.0, 1.0, 0.0]:
             for mu0 in [0.0, 0.5, -2.0]:
-                mu, phi = R.exact_mu_phi(t, delta, 1.5, mu0, phi0)
+                mu, phi = RE.exact_mu_phi(t, delta, 1.5, mu0, phi0)
                 assert np.all(np.isfinite(mu)) and np.all(np.isfinite(phi))
                 assert np.all(np.abs(phi) <= 1)
     # generic initial conditions converge to |mu| = ||beta*||, |phi| = 1
-    mu, phi = R.exact_mu_phi([1e300], -2.0, 1.5, 0.3, 0.4)
+    mu, phi = RE.exact_mu_phi([1e300], -2.0, 1.5, 0.3, 0.4)
     assert abs(abs(mu[0]) - 1.5) < 1e-12 and abs(abs(phi[0]) - 1) < 1e-12
     # a saddle (a = 0, w orthogonal to beta*) stays there
     a, u, s = exact_parameters([0.0, 10.0, 1e300], -2.0, 1.0, 0.0, 0.0)
@@ -151,13 +152,13 @@ def test_kernel_distance_lazy_and_rich():
 def test_q_delta_closed_form():
     r = np.linspace(0.05, 3, 9)
     for delta in [-1e6, -5, -1, 0, 1, 5, 1e6]:
-        fd = np.array([fd_gradient(lambda x: R.q_delta(x[0], delta), [ri], h=1e-6)[0] for ri in r])
+        fd = np.array([fd_gradient(lambda x: RE.q_delta(x[0], delta), [ri], h=1e-6)[0] for ri in r])
         ref = 1.5 * np.sqrt(np.sqrt(r**2 + delta**2 / 4) - delta / 2) if abs(delta) < 1e3 else q_delta_prime(r, delta)
         assert np.max(np.abs(fd - ref) / ref) < 1e-6
-        assert R.q_delta(0.0, delta) == 0
-    assert np.max(np.abs(R.q_delta(r, 0.0) - r**1.5)) < 1e-14
+        assert RE.q_delta(0.0, delta) == 0
+    assert np.max(np.abs(RE.q_delta(r, 0.0) - r**1.5)) < 1e-14
     # delta -> +infinity: q ~ (3/4) r^2 / sqrt(delta), no cancellation
-    assert np.max(np.abs(R.q_delta(r, 1e12) / (0.75 * r**2 / 1e6) - 1)) < 1e-9
+    assert np.max(np.abs(RE.q_delta(r, 1e12) / (0.75 * r**2 / 1e6) - 1)) < 1e-9
 
 
 def test_implicit_bias_limit_against_flow_and_scalar_root():
@@ -165,7 +166,7 @@ def test_implicit_bias_limit_against_flow_and_scalar_root():
     n_vec = np.array([-1.0, 0.5]) / np.sqrt(1.25)
     beta_p = np.array([0.44, 0.88])
     for delta in [-4.0, -1.0, 0.0, 1.0, 4.0]:
-        lim = R.implicit_bias_limit(X, y, beta0, delta)
+        lim = RE.implicit_bias_limit(X, y, beta0, delta)
         a0, w0 = _init(beta0, delta)
         a, w = R.single_neuron_flow(a0, w0, X, y, [0.0, 300.0])
         assert np.max(np.abs(a[-1] * w[-1] - lim)) < 1e-8
@@ -180,16 +181,17 @@ def test_implicit_bias_limit_against_flow_and_scalar_root():
         z = brentq(dpsi, -5, 5, xtol=1e-14)
         assert np.max(np.abs(beta_p + z * n_vec - lim)) < 1e-9
     # the two limits of delta: min ||beta - beta0|| (delta -> +inf) and the direction of beta0 (delta -> -inf)
-    assert np.max(np.abs(R.implicit_bias_limit(X, y, beta0, 1e8) - (beta0 + (1.1 - X[0] @ beta0) * X[0] / 1.25))) < 1e-5
-    assert np.max(np.abs(R.implicit_bias_limit(X, y, beta0, -1e8) - 1.1 / (X[0] @ beta0) * beta0)) < 1e-5
+    lazy_limit = beta0 + (1.1 - X[0] @ beta0) * X[0] / 1.25
+    assert np.max(np.abs(RE.implicit_bias_limit(X, y, beta0, 1e8) - lazy_limit)) < 1e-5
+    assert np.max(np.abs(RE.implicit_bias_limit(X, y, beta0, -1e8) - 1.1 / (X[0] @ beta0) * beta0)) < 1e-5
     # full rank: the OLS solution; a 2-D null space: stationarity of Psi on the null space
     Xf = np.array([[1.0, 0.2], [0.3, 2.0]])
-    assert np.allclose(R.implicit_bias_limit(Xf, [1.0, 2.0], beta0, 1.0), np.linalg.solve(Xf, [1.0, 2.0]))
+    assert np.allclose(RE.implicit_bias_limit(Xf, [1.0, 2.0], beta0, 1.0), np.linalg.solve(Xf, [1.0, 2.0]))
     X3 = np.array([[1.0, 2.0, -0.5]])
     b3 = np.array([0.3, -0.2, 0.4])
-    lim = R.implicit_bias_limit(X3, [0.7], b3, -2.0)
+    lim = RE.implicit_bias_limit(X3, [0.7], b3, -2.0)
     assert abs(X3[0] @ lim - 0.7) < 1e-12
-    g = fd_gradient(lambda v: R.psi_delta(v, b3, -2.0), lim, h=1e-6)
+    g = fd_gradient(lambda v: RE.psi_delta(v, b3, -2.0), lim, h=1e-6)
     N = np.linalg.svd(X3)[2][1:].T
     assert np.max(np.abs(N.T @ g)) < 1e-7
 
@@ -207,16 +209,16 @@ def test_validation():
     with pytest.raises(ValueError, match="a0"):
         R.single_neuron_flow(np.nan, [1.0, 0.0], X, y, [0, 1])
     with pytest.raises(ValueError, match="phi0"):
-        R.exact_mu_phi([0, 1], 0.0, 1.0, 0.5, 1.5)
+        RE.exact_mu_phi([0, 1], 0.0, 1.0, 0.5, 1.5)
     with pytest.raises(ValueError, match="beta_star_norm"):
-        R.exact_mu_phi([0, 1], 0.0, 0.0, 0.5, 0.5)
+        RE.exact_mu_phi([0, 1], 0.0, 0.0, 0.5, 0.5)
     with pytest.raises(ValueError, match="t"):
-        R.exact_mu_phi([np.inf], 0.0, 1.0, 0.5, 0.5)
+        RE.exact_mu_phi([np.inf], 0.0, 1.0, 0.5, 0.5)
     with pytest.raises(ValueError, match="eta_w"):
         R.ntk(X, 1.0, [1.0, 0.0], eta_w=-1)
     with pytest.raises(ValueError, match="beta0"):
-        R.implicit_bias_limit([[0.5, 1.0]], [1.1], [0.0, 0.0], 1.0)
+        RE.implicit_bias_limit([[0.5, 1.0]], [1.1], [0.0, 0.0], 1.0)
     with pytest.raises(ValueError, match="y"):
-        R.implicit_bias_limit([[0.5, 1.0]], [1.1, 2.0], [0.4, 0.05], 1.0)
+        RE.implicit_bias_limit([[0.5, 1.0]], [1.1, 2.0], [0.4, 0.05], 1.0)
     with pytest.raises(ValueError, match="delta"):
-        R.implicit_bias_limit([[0.5, 1.0]], [1.1], [0.4, 0.05], np.nan)
+        RE.implicit_bias_limit([[0.5, 1.0]], [1.1], [0.4, 0.05], np.nan)

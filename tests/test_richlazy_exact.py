@@ -1,10 +1,10 @@
-"""Basins of attraction of the whitened single neuron (markovlib.richlazy_exact, App. A.2.5): independent
+"""Basins of attraction of the whitened single neuron (markovlib.richlazy.minimal_exact, App. A.2.5): independent
 integration (scipy solve_ivp on the full flow), the closed form, rounding checks and validation."""
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from markovlib import richlazy_exact as RE
+from markovlib.richlazy import minimal_exact as RE
 
 
 # independent reference: the whitened flow da/dt = -(a w - beta*) . w, dw/dt = -a (a w - beta*), many inits at once

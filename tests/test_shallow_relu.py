@@ -1,12 +1,12 @@
-"""Tests of markovlib.shallow_relu against independent references: torch autograd of the same network and losses
-(MSE, BCE with logits), central finite differences (markovlib.numdiff), the per-network loop against the batched
-call, torch's own gradient-descent loop, and the conservation identity of one GD step."""
+"""Tests of markovlib.topology.shallow_relu against independent references: torch autograd of the same network and
+losses (MSE, BCE with logits), central finite differences (markovlib.numerics.numdiff), the per-network loop against
+the batched call, torch's own gradient-descent loop, and the conservation identity of one GD step."""
 import numpy as np
 import pytest
 import torch
 
-from markovlib import shallow_relu as S
-from markovlib.numdiff import fd_gradient
+from markovlib.numerics.numdiff import fd_gradient
+from markovlib.topology import shallow_relu as S
 
 
 def _torch_loss(W1, W2, X, y, kind, vector):

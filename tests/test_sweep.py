@@ -8,13 +8,13 @@ import pytest
 from notebooks import write_notebook
 
 from markovlib import cli
-from markovlib.sweep import RESULTS_ENV, grid_points, parse_grid, parse_value, record_results, run_sweep
+from markovlib.book.sweep import RESULTS_ENV, grid_points, parse_grid, parse_value, record_results, run_sweep
 
 
 def tiny_notebook(path):
     return write_notebook(
         path, "x = 1\ny = 0.5\nlabel = 'a'",
-        "from markovlib.sweep import record_results\n"
+        "from markovlib.book.sweep import record_results\n"
         "if x == 2 and y == 1.5:\n"
         "    raise RuntimeError('deliberate failure at x=2, y=1.5')\n"
         "record_results({'z': x * y, 'tag': f'{label}{x}', 'big': x > 1})")

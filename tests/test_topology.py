@@ -1,4 +1,4 @@
-"""Tests of markovlib.topology against independent references: torch autograd (conservation of c_k),
+"""Tests of markovlib.topology.invariant_set against independent references: torch autograd (conservation of c_k),
 numpy polynomial products (Thm 1), closed forms (Cor. 1, F(1, 1) CDF), Monte Carlo (App. F), forward passes
 (Prop. 4 keeps f), and a brute-force enumeration of rescalings and permutations (Thm 2 / Cor. 3)."""
 import itertools
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from markovlib import topology as T
+from markovlib.topology import invariant_set as T
 
 
 def _relu_net(W1, W2, X):

@@ -7,18 +7,18 @@ import pytest
 import torch
 
 from markovlib import cli
-from markovlib.chain import MarkovChain
-from markovlib.trainer import (
+from markovlib.markov.chain import MarkovChain
+from markovlib.transformer.benchmarks import bench_train
+from markovlib.transformer.config import (
     METRIC_COLUMNS,
     TrainConfig,
-    Trainer,
     batch_seed,
-    bench_train,
     lr_factor,
     pick_device,
     sample_batch,
-    train_many,
 )
+from markovlib.transformer.runs import train_many
+from markovlib.transformer.training import Trainer
 
 torch.set_num_threads(1)
 

@@ -5,19 +5,20 @@ import numpy as np
 import pytest
 import torch
 
-from markovlib.canonical import coefficient
-from markovlib.chain import MarkovChain
-from markovlib.energy import SADDLE_ENERGY
-from markovlib.transformer import (
+from markovlib.markov.canonical import coefficient
+from markovlib.markov.chain import MarkovChain
+from markovlib.markov.energy import SADDLE_ENERGY, energy
+from markovlib.transformer.model import (
     MarkovTransformer,
     build_model,
-    canonical_logit,
-    canonical_scalars,
-    context_coefficient,
-    energy,
     linear_attention,
     naive_linear_attention,
     naive_softmax_attention,
+)
+from markovlib.transformer.readout import (
+    canonical_logit,
+    canonical_scalars,
+    context_coefficient,
     optimal_canonical_bias,
     singular_fractions,
     top_singular_fraction,

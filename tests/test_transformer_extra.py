@@ -1,4 +1,4 @@
-"""Exact population loss by enumeration (markovlib.transformer.exact_loss and helpers)."""
+"""Exact population loss by enumeration (markovlib.transformer.exact.exact_loss and helpers)."""
 import itertools
 import math
 
@@ -6,14 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from markovlib.chain import MarkovChain
-from markovlib.transformer import (
-    MarkovTransformer,
-    all_sequences,
-    exact_loss,
-    optimal_canonical_bias,
-    sequence_probabilities,
-)
+from markovlib.markov.chain import MarkovChain
+from markovlib.transformer.exact import all_sequences, exact_loss, sequence_probabilities
+from markovlib.transformer.model import MarkovTransformer
+from markovlib.transformer.readout import optimal_canonical_bias
 
 torch.set_num_threads(1)
 
@@ -102,8 +98,8 @@ def test_authors_rank_one_init_is_rank_one_on_the_hypercube_but_not_canonical():
     e = |0.1 z| >= 0 along alpha, W_1 and W_2 not tied (off the canonical manifold), W_Q, W_K full rank."""
     import numpy as np
 
-    from markovlib.readout import top_singular_fraction
-    from markovlib.transformer import MarkovTransformer
+    from markovlib.transformer.model import MarkovTransformer
+    from markovlib.transformer.readout import top_singular_fraction
 
     d = 8
     for seed in range(3):
@@ -128,8 +124,8 @@ def test_authors_rank_one_init_is_rank_one_on_the_hypercube_but_not_canonical():
 
 
 def test_evaluation_rows_carry_the_singular_fractions():
-    from markovlib.config import RANK_COLUMNS
-    from markovlib.trainer import Trainer
+    from markovlib.transformer.config import RANK_COLUMNS
+    from markovlib.transformer.training import Trainer
 
     t = Trainer(p=0.2, q=0.3, d=4, length=8, batch=2, steps=2, init="rank_one", eval_every=1, progress=False,
                 device="cpu")

@@ -1,12 +1,14 @@
-"""The authors' 2-token model (markovlib.two_token): equivalence with the binary model, gradient dynamics, inits."""
+"""The authors' 2-token model (markovlib.transformer.two_token): equivalence with the binary model, gradient dynamics,
+inits."""
 import math
 
 import pytest
 import torch
 
-from markovlib import two_token as TT
-from markovlib.chain import MarkovChain
-from markovlib.transformer import MarkovTransformer, canonical_scalars
+from markovlib.markov.chain import MarkovChain
+from markovlib.transformer import two_token as TT
+from markovlib.transformer.model import MarkovTransformer
+from markovlib.transformer.readout import canonical_scalars
 
 
 def _random_two_state(d, n, attention, seed):

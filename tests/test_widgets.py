@@ -1,4 +1,4 @@
-"""The explorers' drawing functions, called headless with several slider values (markovlib.widgets)."""
+"""The explorers' drawing functions, called headless with several slider values (markovlib.book.widgets)."""
 import os
 
 import matplotlib
@@ -8,10 +8,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from markovlib import widgets  # noqa: E402
-from markovlib.canonical import classify  # noqa: E402
-from markovlib.energy import SADDLE_ENERGY, energy, predict_limit  # noqa: E402
-from markovlib.flow import integrate  # noqa: E402
+from markovlib.book import widgets
+from markovlib.markov import drawings
+from markovlib.markov.canonical import classify
+from markovlib.markov.energy import SADDLE_ENERGY, energy, predict_limit
+from markovlib.markov.flow import integrate
 
 # (p, q, e0, w0): both sides of p + q = 1 and i.i.d. data, every region of Thms 2 and 8, the invariant lines
 CASES = [
@@ -35,7 +36,7 @@ def _close_figures():
     plt.close("all")
 
 
-@pytest.mark.parametrize("draw", [widgets.draw_landscape, widgets.draw_energy])
+@pytest.mark.parametrize("draw", [drawings.draw_landscape, drawings.draw_energy])
 @pytest.mark.parametrize("p,q,e0,w0", CASES)
 def test_draw_returns_the_outcome_it_displays(draw, p, q, e0, w0):
     fig, ax = plt.subplots()
@@ -52,7 +53,7 @@ def test_draw_returns_the_outcome_it_displays(draw, p, q, e0, w0):
         assert out["reached"] == classify(*out["reached_point"], p, q, atol=1e-6)
     # the title shows what is returned
     assert f"predicted {out['predicted']}" in ax.get_title() and f"reached {out['reached']}" in ax.get_title()
-    if draw is widgets.draw_energy:
+    if draw is drawings.draw_energy:
         if w0 != 0:
             assert np.isclose(out["energy0"], energy(e0, w0)) and out["energy_drift"] < 1e-6
         else:
@@ -61,39 +62,37 @@ def test_draw_returns_the_outcome_it_displays(draw, p, q, e0, w0):
 
 def test_draw_without_axes_makes_a_figure():
     n = len(plt.get_fignums())
-    out = widgets.draw_landscape(0.9, 0.9, 0.5, 0.5)
+    out = drawings.draw_landscape(0.9, 0.9, 0.5, 0.5)
     assert len(plt.get_fignums()) == n + 1 and out["predicted"] == "local_min"
-    out = widgets.draw_energy(0.1, 0.1, 0.5, 0.5, arrows=False)
+    out = drawings.draw_energy(0.1, 0.1, 0.5, 0.5, arrows=False)
     assert len(plt.get_fignums()) == n + 2 and out["predicted"] == "global_min"
 
 
 def test_saddle_asymptotes_are_the_level_set():
     w = np.linspace(-3, -0.01, 500)
-    e = widgets.saddle_asymptotes(w)
+    e = drawings.saddle_asymptotes(w)
     assert np.allclose(energy(e, w), SADDLE_ENERGY, atol=1e-9)
-    assert np.isnan(widgets.saddle_asymptotes(0.5))
+    assert np.isnan(drawings.saddle_asymptotes(0.5))
     assert np.argmin(e) == np.argmin(np.abs(w + 1 / np.sqrt(2)))
 
 
 def test_critical_points_handles_iid_data():
-    from markovlib import plotting
-
     fig, ax = plt.subplots()
-    plotting.critical_points(ax, 0.3, 0.7)  # p + q = 1: {c = 0} is the axis and the line w = -1/sqrt2
-    plotting.critical_points(ax, 0.9, 0.9)
+    drawings.critical_points(ax, 0.3, 0.7)  # p + q = 1: {c = 0} is the axis and the line w = -1/sqrt2
+    drawings.critical_points(ax, 0.9, 0.9)
     fig.canvas.draw()
 
 
 def test_explorer_is_off_in_batch_runs():
     assert os.environ.get("MARKOVLIB_BATCH") == "1"  # set by the root conftest
-    assert widgets.explorer(widgets.draw_landscape, p=(0.05, 0.95, 0.05, 0.9)) is None
+    assert widgets.explorer(drawings.draw_landscape, p=(0.05, 0.95, 0.05, 0.9)) is None
 
 
 def test_explorer_builds_sliders_in_a_live_session(monkeypatch):
     import ipywidgets
 
     monkeypatch.setattr(widgets, "interactive_session", lambda: True)
-    ui = widgets.explorer(widgets.draw_energy, p=(0.05, 0.95, 0.05, 0.9), q=(0.05, 0.95, 0.05, 0.9),
+    ui = widgets.explorer(drawings.draw_energy, p=(0.05, 0.95, 0.05, 0.9), q=(0.05, 0.95, 0.05, 0.9),
                           e0=(-2.0, 2.0, 0.05, 0.5), w0=(-2.0, 2.0, 0.05, -0.3))
     assert isinstance(ui, ipywidgets.interactive)
     names = [c.description for c in ui.children if isinstance(c, ipywidgets.FloatSlider)]
@@ -114,8 +113,9 @@ def test_explorer_renders_as_a_widget_in_a_live_kernel():
 import nbclient, nbformat
 nb = nbformat.v4.new_notebook()
 nb.cells = [nbformat.v4.new_code_cell(
-    "from markovlib import widgets\\n"
-    "ui = widgets.explorer(widgets.draw_landscape, p=(0.05, 0.95, 0.05, 0.9), q=(0.05, 0.95, 0.05, 0.9),"
+    "from markovlib.book import widgets\\n"
+    "from markovlib.markov import drawings\\n"
+    "ui = widgets.explorer(drawings.draw_landscape, p=(0.05, 0.95, 0.05, 0.9), q=(0.05, 0.95, 0.05, 0.9),"
     " e0=(-2.0, 2.0, 0.05, 0.8), w0=(-2.0, 2.0, 0.05, -0.4))\\n"
     "display(ui)")]
 nbclient.NotebookClient(nb, kernel_name="python3", timeout=120).execute()

@@ -1,4 +1,4 @@
-"""The attention explorer's drawing function (markovlib.widgets.draw_attention), called headless."""
+"""The attention explorer's drawing function (markovlib.markov.drawings.draw_attention), called headless."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -6,8 +6,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from markovlib import widgets  # noqa: E402
-from markovlib.attention import separatrix  # noqa: E402
+from markovlib.book import widgets
+from markovlib.markov import drawings
+from markovlib.markov.attention import separatrix
 
 E_S0 = float(separatrix(0.0))  # the separatrix at a = 0 (~1.2717)
 
@@ -32,7 +33,7 @@ def _close_figures():
 
 @pytest.mark.parametrize("p,q,e0,w0,a0,expected", CASES)
 def test_draw_attention_returns_the_outcome_it_displays(p, q, e0, w0, a0, expected):
-    out = widgets.draw_attention(p, q, e0, w0, a0)
+    out = drawings.draw_attention(p, q, e0, w0, a0)
     assert out["predicted"] == expected
     assert out["reached"] == expected
     e, w, a = out["limit"]
@@ -51,13 +52,13 @@ def test_draw_attention_returns_the_outcome_it_displays(p, q, e0, w0, a0, expect
 def test_draw_attention_on_a_given_axes_and_bad_axes():
     fig = plt.figure()
     ax3 = fig.add_subplot(1, 2, 1, projection="3d")
-    out = widgets.draw_attention(0.9, 0.9, 0.4, -0.2, 0.1, ax=ax3)
+    out = drawings.draw_attention(0.9, 0.9, 0.4, -0.2, 0.1, ax=ax3)
     assert out["reached"] == "unigram" and np.isfinite(out["reduced_energy"])
     ax2 = fig.add_subplot(1, 2, 2)
     with pytest.raises(ValueError):
-        widgets.draw_attention(0.9, 0.9, 0.4, -0.2, 0.1, ax=ax2)
+        drawings.draw_attention(0.9, 0.9, 0.4, -0.2, 0.1, ax=ax2)
 
 
 def test_explorer_is_none_in_batch(monkeypatch):
     monkeypatch.setenv("MARKOVLIB_BATCH", "1")
-    assert widgets.explorer(widgets.draw_attention, p=(0.05, 0.95, 0.05, 0.9)) is None
+    assert widgets.explorer(drawings.draw_attention, p=(0.05, 0.95, 0.05, 0.9)) is None

@@ -13,7 +13,7 @@ import nbformat
 
 
 def execute(path: str, timeout: int = 900) -> float:
-    os.environ["MARKOVLIB_BATCH"] = "1"  # explorers draw their static figure (markovlib.widgets)
+    os.environ["MARKOVLIB_BATCH"] = "1"  # explorers draw their static figure (markovlib.book.widgets)
     nb = nbformat.read(path, as_version=4)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata.pop("widgets", None)  # stale widget state would make the book load widget JavaScript from a CDN

@@ -2,7 +2,7 @@
 
     nice python tools/run_beyond.py --out book/data/beyond_two_states
 
-trains the K-state single-layer transformer (markovlib.multistate.train_kstate) on the symmetric K-state chain
+trains the K-state single-layer transformer (markovlib.beyond.multistate.train_kstate) on the symmetric K-state chain
 for K = 3, 5, 10, two p on each side of p* = (K-1)/K, the standard and the guideline-like init, SEEDS seeds,
 and writes runs.csv (one row per run), curves.csv (the held-out loss every 50 steps) and manifest.json (the
 exact command, settings, seeds, package versions, git commit). One CPU thread; deterministic.
@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from markovlib import multistate as ms  # noqa: E402
+from markovlib.beyond import multistate as ms
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stored_runs import git_commit  # noqa: E402
@@ -55,7 +55,7 @@ LAG = dict(n_states=3, p=0.1, lags=[1, 2, 3, 4, 6], seeds=[0, 1])
 
 
 def main_lag(args):
-    """Lag-k switching chains (markovlib.multistate.lag_switching_sample): the trained loss against k."""
+    """Lag-k switching chains (markovlib.beyond.multistate.lag_switching_sample): the trained loss against k."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)

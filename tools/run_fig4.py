@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stored_runs import ROOT, parse_args, run_all, train_command, write_curves, write_manifest  # noqa: E402
 
-from markovlib.config import recipe  # noqa: E402
-from markovlib.train_cli import cli_arguments  # noqa: E402
+from markovlib.transformer.config import recipe
+from markovlib.transformer.train_cli import cli_arguments
 
 OUT = ROOT / "book" / "data" / "fig4"
 CHAINS = [(0.5, 0.8), (0.2, 0.3)]
@@ -37,8 +37,8 @@ INITS = {  # name -> (model, init)
     "authors_public": ("two_token", "authors_public"),
     "guideline": ("binary", "guideline"),
 }
-# the authors' recipe (markovlib.config.RECIPES["authors_fig4"]) plus what is recorded: the held-out loss on 2
-# batches every 10 steps
+# the authors' recipe (markovlib.transformer.config.RECIPES["authors_fig4"]) plus what is recorded: the held-out
+# loss on 2 batches every 10 steps
 RECIPE = cli_arguments(recipe("authors_fig4", eval_every=10, eval_batches=2))
 
 

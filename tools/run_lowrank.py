@@ -4,7 +4,7 @@ as data.
     python tools/run_lowrank.py --workers 2       # writes book/data/lowrank/{curves.csv, final.csv, manifest.json}
     python tools/run_lowrank.py --collect         # only collect the runs finished so far (an interrupted job)
 
-Settings (reference Sec. 7; markovlib.config.RECIPES["sec51_sgd"]): chain p = 0.2, q = 0.3, N = 1024, d = 8,
+Settings (reference Sec. 7; markovlib.transformer.config.RECIPES["sec51_sgd"]): chain p = 0.2, q = 0.3, N = 1024, d = 8,
 batch 16, 800 steps, every Gaussian weight N(0, 0.001^2), no gradient clipping, float32 on the CPU, one thread.
 The paper gives no SGD step size, so two are run (2 and 5, the chapter's; plain SGD, no momentum, no weight decay, the
 package's default schedule: 2 % linear warm-up, cosine down to 10 %), and AdamW as in the authors' code (lr 2e-3,
@@ -28,8 +28,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stored_runs import ROOT, parse_args, run_all, train_command, write_curves, write_manifest  # noqa: E402
 
-from markovlib.config import RANK_COLUMNS, recipe  # noqa: E402
-from markovlib.train_cli import cli_arguments  # noqa: E402
+from markovlib.transformer.config import RANK_COLUMNS, recipe
+from markovlib.transformer.train_cli import cli_arguments
 
 OUT = ROOT / "book" / "data" / "lowrank"
 P, Q = 0.2, 0.3

@@ -1,0 +1,6 @@
+"""Part III (Nurisso et al., *Topological obstruction*): the neuron balances c_k and the topology of H(c), in numpy.
+
+- ``invariant_set``: the balances, the Betti numbers and components of H(c), pathological neurons, the rescaling onto
+  a quadric, the obstruction probability of App. F.
+- ``shallow_relu``: the network f(x) = W2 relu(W1 x), its MSE and BCE losses, batched gradient descent.
+"""

@@ -1,0 +1,11 @@
+"""Part I, the full model (Makkuva et al., Secs. 2, 5, 7): the single-layer transformer and its training, in torch.
+
+- ``model``: the single-layer model (softmax / linear attention, binary and K-state).
+- ``inits``: the initializations (standard, rank one, guideline, canonical, the authors' constants).
+- ``two_token``: the authors' 2-token model and its map to the binary model.
+- ``readout``: closed forms of the canonical logit and bias; singular fractions; canonical scalars of a model.
+- ``exact``: the exact population loss by enumerating every sequence.
+- ``config``: ``TrainConfig``, devices, seeds, schedules and the optimizer's decay groups.
+- ``training``: the ``Trainer``; ``runs``: ``train_many``; ``train_cli``: ``python -m markovlib train``.
+- ``benchmarks``: ``python -m markovlib bench`` (sampler, flow, train).
+"""
