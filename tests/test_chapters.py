@@ -99,6 +99,50 @@ def test_what_was_verified_table_is_generated(nb_path):
             assert "|---" not in c.source.replace(" ", ""), "a typed table under 'What was verified'"
 
 
+def _table_rows(nb_path):
+    """The committed "What was verified" table of a chapter: its header and rows (cells split on unescaped |)."""
+    import re
+
+    _, code = _code_cells(nb_path)
+    text = code[-1].outputs[0]["data"]["text/plain"]
+    lines = text.splitlines()
+    split = lambda line: [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]  # noqa: E731
+    return lines[0], [split(line) for line in lines[2:]]
+
+
+@pytest.mark.parametrize("nb_path", CHAPTERS, ids=IDS)
+def test_every_row_says_its_kind_of_evidence_and_prints_a_measurement(nb_path):
+    """Issue 21: a `kind` column (independent, same code, identity, stored data); the measured column holds a
+    measurement (never a bare yes/no, never the threshold); counts over seeds use at least 10 seeds live or 20
+    stored."""
+    import re
+
+    from markovlib.book.report import KINDS, TABLE_HEADER, check_measured
+
+    header, rows = _table_rows(nb_path)
+    assert header == TABLE_HEADER
+    assert rows
+    for claim, _check, kind, measured, tolerance, result in rows:
+        assert kind in KINDS, (claim, kind)
+        check_measured(measured, tolerance, categorical=not re.search(r"\d", measured))
+        for k, n in re.findall(r"(\d+)/(\d+) seeds", measured):
+            assert int(n) >= (20 if kind == "stored data" else 10), (claim, measured)
+        assert result == "PASS"
+    assert any(kind != "identity" for _, _, kind, *_ in rows), "a chapter verifies something"
+
+
+@pytest.mark.parametrize("nb_path", CHAPTERS, ids=IDS)
+def test_every_glued_name_in_the_prose_is_glued_by_the_chapter(nb_path):
+    """Prose statistics come from the run (myst-nb glue): each {glue:text}`name` in a markdown cell names a value
+    that a code cell of the same chapter glued (the build would warn, this says where)."""
+    import re
+
+    nb, code = _code_cells(nb_path)
+    used = {m for c in nb.cells if c.cell_type == "markdown" for m in re.findall(r"\{glue:\w+\}`([^`:]+)", c.source)}
+    glued = {o.get("metadata", {}).get("scrapbook", {}).get("name") for c in code for o in c.get("outputs", [])}
+    assert used <= glued, f"glued in the prose but not by the chapter: {sorted(used - glued)}"
+
+
 def _bad_override(params):
     """The first scalar parameter and a value that no validator accepts (-1 for counts and seeds, NaN for reals)."""
     for name, value, _ in params:

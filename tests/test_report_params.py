@@ -43,19 +43,80 @@ def test_wilson_interval_covers_and_matches_closed_form():
 
 def test_verification_records_one_row_per_claim_and_raises_on_failure():
     v = report.Verification()
-    assert v.record("a", True, check="x", measured="< 1e-12", tolerance="1e-12", independent=True)
+    assert v.record("a", True, check="x", measured="< 1e-13", tolerance="1e-12", kind="independent")
     with pytest.raises(ValueError, match="already recorded"):
-        v.record("a", True)
+        v.record("a", True, check="x", measured="1", kind="same code")
     with pytest.raises(AssertionError, match="claim failed: b"):
-        v.record("b", np.array([True, False]))
-    assert not v.all_passed and v.summary() == {"checks": 2, "checks_passed": 1, "checks_independent": 1}
+        v.record("b", np.array([True, False]), check="y", measured="3 of 4", kind="same code")
+    v.record("e", True, check="by construction", measured="rank 1", kind="identity")
+    assert not v.all_passed
+    assert v.summary() == {"checks": 2, "checks_passed": 1, "checks_independent": 1, "checks_same_code": 1,
+                           "checks_stored_data": 0, "identities": 1}
     with pytest.raises(AssertionError, match="claims failed"):
         v.table()
     w = report.Verification()
-    w.record("c | d", True, check="k", independent=False)
+    w.record("c | d", True, check="k", measured="global_min", kind="stored data", categorical=True)
     table = w.table()
-    assert table.splitlines()[2] == "| c \\| d | k |  |  | no | PASS |"
+    assert table.splitlines()[0] == report.TABLE_HEADER == "| claim | check | kind | measured | tolerance | result |"
+    assert table.splitlines()[2] == "| c \\| d | k | stored data | global_min |  | PASS |"
     assert table._repr_markdown_() == str(table)
+
+
+@pytest.mark.parametrize("measured, tolerance, categorical, message", [
+    ("", "", False, "empty"),
+    ("yes", "", False, "bare"),
+    ("yes (slopes in range)", "slope in 1 +- 0.2", False, "bare"),
+    ("no", "", True, "bare"),
+    (">= 5 of 6 seeds", "", False, "threshold"),
+    ("5/6 (95 % Wilson lower bound >= 0.44)", "", False, "threshold"),
+    ("at least 0.9", "0.9", False, "threshold"),
+    ("< 1e-12", "1e-12", False, "repeats"),
+    ("< 1e-08", "1e-8 (relative)", False, "repeats"),
+    ("0.5", "0.5", False, "repeats"),
+    ("as stated", "", False, "no number"),
+])
+def test_measured_column_refuses_what_is_not_a_measurement(measured, tolerance, categorical, message):
+    with pytest.raises(ValueError, match=message):
+        report.check_measured(measured, tolerance, categorical)
+    with pytest.raises(ValueError, match=message):
+        report.Verification().record("c", True, check="x", measured=measured, tolerance=tolerance, kind="independent",
+                                     categorical=categorical)
+
+
+def test_measured_column_accepts_measurements():
+    for measured, tolerance, categorical in [("< 1e-13", "1e-10", False), ("3/4 seeds", "", False),
+                                             ("ratio 7.2", "ratio > 5", False), ("global_min", "", True),
+                                             ("slopes 1.01, 0.99", "slope in 1 +- 0.2", False)]:
+        report.check_measured(measured, tolerance, categorical)
+    with pytest.raises(ValueError, match="kind"):
+        report.Verification().record("c", True, check="x", measured="1", kind="independent of markovlib")
+
+
+def test_record_count_uses_the_one_sided_wilson_bound_against_a_fixed_rate():
+    v = report.Verification()
+    assert v.record_count("most seeds", 9, 10, rate=0.5, check="10 seeds", kind="independent")
+    row = v["most seeds"]
+    lo, hi = report.wilson_interval(9, 10, report.wilson_lower_z(0.05))
+    assert row.measured == f"9/10 seeds; Wilson 90 % interval [{lo:.2f}, {hi:.2f}]" and lo > 0.5
+    assert row.tolerance == "lower end > 0.5 (one-sided 95 %)"
+    # 7/10 has a lower end below 1/2: the claim fails
+    with pytest.raises(AssertionError, match="claim failed: some seeds"):
+        v.record_count("some seeds", 7, 10, rate=0.5, check="10 seeds", kind="independent")
+    # Bonferroni over 8 cells widens the bound: 9/10 no longer clears 0.6
+    assert v.record_count("cells", 9, 10, rate=0.6, check="x", kind="same code", family=8, strict=False) is False
+    assert "Bonferroni over 8" in v["cells"].tolerance
+    with pytest.raises(ValueError, match="rate"):
+        v.record_count("low rate", 3, 10, rate=0.2, check="x", kind="independent")
+    # the bound is the normal quantile of 1 - alpha/family
+    assert abs(report.wilson_lower_z(0.05) - 1.6448536) < 1e-6
+    assert abs(report.wilson_lower_z(0.05, 10) - 2.5758293) < 1e-6
+
+
+def test_glue_returns_the_text_and_checks_the_name():
+    assert report.glue("seeds_ok", "9/10") == "9/10"
+    assert report.glue("ratio", 2.5) == "2.5"
+    with pytest.raises(ValueError, match="name"):
+        report.glue("not a name", "x")
 
 
 def test_params_accept_lists_from_yaml_and_name_bad_values():

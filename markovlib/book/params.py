@@ -82,16 +82,27 @@ def pair_list(name: str, value, lo=-math.inf, hi=math.inf, *, closed=True) -> li
     return [pair(f"{name}[{i}]", v, lo, hi, closed=closed) for i, v in enumerate(_sequence(name, value))]
 
 
-def chain(name: str, value, margin: float = 0.0) -> tuple[float, float]:
-    """A chain (p, q) with p, q in (0, 1) and, when ``margin > 0``, |p + q - 1| >= margin: the claims of Part I
-    depend on the side of the line p + q = 1 and hold away from it by a stated margin."""
-    p, q = pair(name, value, 0.0, 1.0, closed=False)
+# Part I's theory holds for every chain with p, q in (0, 1); the chapters state and check it on this range (edge
+# cases get numerical care rather than a narrower range), away from p + q = 1 by a margin each chapter states.
+THEORY_RANGE = (0.02, 0.98)
+
+
+def chain(name: str, value, margin: float = 0.0, within: tuple[float, float] | None = None) -> tuple[float, float]:
+    """A chain (p, q) with p, q in (0, 1) (in [lo, hi] when ``within=(lo, hi)``, e.g. :data:`THEORY_RANGE`) and, when
+    ``margin > 0``, |p + q - 1| >= margin: the claims of Part I depend on the side of the line p + q = 1 and hold
+    away from it by a stated margin."""
+    if within is None:
+        p, q = pair(name, value, 0.0, 1.0, closed=False)
+    else:
+        lo, hi = within
+        p, q = pair(name, value, lo, hi)
     if margin > 0 and abs(p + q - 1) < margin - 1e-12:
         raise ValueError(f"{name} = {value!r} must satisfy |p + q - 1| >= {margin} (the chapter's claims are "
                          f"stated away from the i.i.d. line p + q = 1)")
     return p, q
 
 
-def chains(name: str, value, margin: float = 0.0) -> list[tuple[float, float]]:
+def chains(name: str, value, margin: float = 0.0,
+           within: tuple[float, float] | None = None) -> list[tuple[float, float]]:
     """A non-empty list of chains (see :func:`chain`)."""
-    return [chain(f"{name}[{i}]", v, margin) for i, v in enumerate(_sequence(name, value))]
+    return [chain(f"{name}[{i}]", v, margin, within) for i, v in enumerate(_sequence(name, value))]
