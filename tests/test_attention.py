@@ -215,3 +215,15 @@ def test_separatrix_gap_resolves_the_asymptotic_series():
     for bad in (0.5, 0.0, -300.0):
         with pytest.raises(ValueError, match="a must"):
             AT.separatrix_gap(bad)
+
+
+def test_a_very_stiff_start_is_integrated_not_stuck():
+    """From (-6.53, 4.95, 1.23) (c ~ 1e5) the first trial steps overflow; dopri54_step used to return a NaN step
+    factor there, and the flow never left t = 0 ("undecided"). Rejected and retried shorter, it reaches Gamma*."""
+    import warnings
+
+    e0, w0, a0 = np.array([-6.53130149]), np.array([4.95436042]), np.array([1.23271861])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warnings escape either
+        res = integrate_batch(e0, w0, 0.12, 0.98, a0=a0, t_max=4e5, max_steps=3000, gtol="data")
+    assert res.outcome[0] == "global_min" and res.t[0] > 0 and res.steps < 3000

@@ -161,34 +161,36 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
         bar = progress_bar(total=n, desc="flows finished", leave=False)
     cs = _c_star(p, q)
     steps = 0
-    while active.size and steps < max_steps:
-        steps += 1
-        ya, ta, ha = y[active], t[active], np.minimum(h[active], t_max - t[active])
-        y5, k7, _, ok, factor = dopri54_step(field, ya, ha, f_act, rtol, atol)
-        h[active] = ha * factor
-        acc = active[ok]
-        y[acc] = y5[ok]
-        t[acc] = ta[ok] + ha[ok]
-        f_new = np.where(ok[:, None], k7, f_act)  # FSAL: k7 is the field at the accepted point
-        gnorm = np.sqrt(np.sum(f_new ** 2, axis=1))
-        # On the global-minimum manifold {c = c*} the flow has arrived even when |grad L| cannot drop below gtol:
-        # there the Hessian's one non-zero eigenvalue g''(c*)|grad c|^2 can be large, and the explicit scheme then
-        # chatters at its stability limit with |grad L| ~ that eigenvalue times the local error.
-        # "Arrived" means c = c* to the resolution of c that the state's tolerance allows.
-        yacc = y[active]
-        c_now = _coefficient_rows(yacc)
-        e_, w_ = yacc[:, 0], yacc[:, 1]
-        a_ = yacc[:, 2] if yacc.shape[1] == 3 else 0.0
-        grad_c = np.abs(np.stack(_grad_c(e_, w_, a_), axis=1)).sum(axis=1)
-        resolution = 10 * (atol + rtol * np.abs(yacc).max(axis=1)) * grad_c
-        at_gamma = np.abs(c_now - cs) <= np.maximum(resolution, 1e-13 * np.maximum(1.0, np.abs(cs)))
-        arrived = (gnorm < gtol) | at_gamma
-        fin = ok & (arrived | (t[active] >= t_max * (1 - 1e-12)))
-        converged[active[fin & arrived]] = True
-        keep = ~fin
-        active, f_act = active[keep], f_new[keep]
-        if bar is not None:
-            bar.update(int(fin.sum()))
+    # a trial stage of a far too long step may overflow: dopri54_step rejects that step and retries it shorter
+    with np.errstate(over="ignore", invalid="ignore"):
+        while active.size and steps < max_steps:
+            steps += 1
+            ya, ta, ha = y[active], t[active], np.minimum(h[active], t_max - t[active])
+            y5, k7, _, ok, factor = dopri54_step(field, ya, ha, f_act, rtol, atol)
+            h[active] = ha * factor
+            acc = active[ok]
+            y[acc] = y5[ok]
+            t[acc] = ta[ok] + ha[ok]
+            f_new = np.where(ok[:, None], k7, f_act)  # FSAL: k7 is the field at the accepted point
+            gnorm = np.sqrt(np.sum(f_new ** 2, axis=1))
+            # On the global-minimum manifold {c = c*} the flow has arrived even when |grad L| cannot drop below gtol:
+            # there the Hessian's one non-zero eigenvalue g''(c*)|grad c|^2 can be large, and the explicit scheme then
+            # chatters at its stability limit with |grad L| ~ that eigenvalue times the local error.
+            # "Arrived" means c = c* to the resolution of c that the state's tolerance allows.
+            yacc = y[active]
+            c_now = _coefficient_rows(yacc)
+            e_, w_ = yacc[:, 0], yacc[:, 1]
+            a_ = yacc[:, 2] if yacc.shape[1] == 3 else 0.0
+            grad_c = np.abs(np.stack(_grad_c(e_, w_, a_), axis=1)).sum(axis=1)
+            resolution = 10 * (atol + rtol * np.abs(yacc).max(axis=1)) * grad_c
+            at_gamma = np.abs(c_now - cs) <= np.maximum(resolution, 1e-13 * np.maximum(1.0, np.abs(cs)))
+            arrived = (gnorm < gtol) | at_gamma
+            fin = ok & (arrived | (t[active] >= t_max * (1 - 1e-12)))
+            converged[active[fin & arrived]] = True
+            keep = ~fin
+            active, f_act = active[keep], f_new[keep]
+            if bar is not None:
+                bar.update(int(fin.sum()))
     if bar is not None:
         bar.close()
     e, w = y[:, 0], y[:, 1]
