@@ -164,7 +164,8 @@ def test_slow_chains_need_the_data_scaled_stop_tolerance():
     """At (0.02, 0.88), |g'(0)| = 0.002: a fixed gtol = 1e-8 stops flows towards the local minimum while |e| is still
     above classify's 1e-6 ("undecided"); gtol="data" (1e-8 |g'(0)|) runs them to the axis."""
     p, q = 0.02, 0.88
-    e0, w0 = np.array([-1.5443038, -1.44303797, 1.5]), np.array([-2.0, -1.94936709, -2.0])  # w0 < -1/sqrt2, E0 < E_sad: local
+    # w0 < -1/sqrt2 and E0 < E_sad: local minima
+    e0, w0 = np.array([-1.5443038, -1.44303797, 1.5]), np.array([-2.0, -1.94936709, -2.0])
     assert np.all(predict_limit(e0, w0, p, q).outcome == "local_min")
     fixed = integrate_batch(e0, w0, p, q, t_max=2e6)
     scaled = integrate_batch(e0, w0, p, q, t_max=2e6, gtol="data")

@@ -29,7 +29,6 @@ from .canonical import coefficient, grad, hessian, sigmoid
 from .energy import energy
 from .flow import classify_end
 
-
 _TINY = 1e-300  # the absolute tolerance on w: relative accuracy only
 
 

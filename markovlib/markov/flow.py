@@ -16,8 +16,17 @@ from scipy.integrate import solve_ivp
 
 from ..numerics import checks
 from ..numerics.dopri import dopri54_step
-from .canonical import (_c_star, _classify, _coefficient, _grad_c, _m, _optimal_beta, _reduced_loss,
-                        _reduced_loss_grad, sigmoid)
+from .canonical import (
+    _c_star,
+    _classify,
+    _coefficient,
+    _grad_c,
+    _m,
+    _optimal_beta,
+    _reduced_loss,
+    _reduced_loss_grad,
+    sigmoid,
+)
 from .energy import energy
 
 HORIZON_CAP = 1e9  # the longest horizon ``horizon`` returns (chains on, or next to, the line p + q = 1)
