@@ -161,9 +161,9 @@ class _Block:
         return self.P.copy() if self.g == 0 else self.Z > 0
 
     def normalized_kernels(self):
-        """K / ||K||_F for every network of the block after :meth:`forward`, (Sb * Gb, n, n), with K the NTK on the
-        training inputs as relu_networks.ntk computes it: eta_a S S^T + eta_w (X X^T) * (D D^T), D = sigma'(z) a.
-        A zero kernel stays zero."""
+        """(K / ||K||_F, ||K||_F) for every network of the block after :meth:`forward`, shapes (Sb, Gb, n, n) and
+        (Sb, Gb), with K the NTK on the training inputs as relu_networks.ntk computes it: eta_a S S^T + eta_w
+        (X X^T) * (D D^T), D = sigma'(z) a. A zero kernel stays zero."""
         S4 = self._4(self.Z).transpose(0, 2, 1, 3)
         D4 = self._4(self.P).transpose(0, 2, 1, 3) * self.a[:, :, None, :]
         if self.XX is None:
