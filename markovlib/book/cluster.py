@@ -8,10 +8,11 @@ of a module outside markovlib (a tool script) travel by value, so the workers ne
 
 A worker that dies while it runs a task (killed, out of memory) takes the task down; the scheduler gives the task to
 another worker, until it has been on ``allowed_failures + 1`` dying workers, then the task fails with
-``KilledWorker``. A task that raises is not retried (it would raise again). With a LocalCluster ``allowed_failures``
-is set here; an existing scheduler keeps its own setting (``distributed.scheduler.allowed-failures``, 3 by
-default). Every task ends as an :class:`Outcome`, ``ok`` with its value or ``failed`` with the error: none is
-dropped, and ``on_done`` sees each as it arrives (a tool stores it at once, so an interrupted grid resumes).
+``KilledWorker``. A task that raises is not retried (it would raise again). Each worker holds only the task it
+runs, so a dying worker takes no queued task with it. With a LocalCluster ``allowed_failures`` is set here; an
+existing scheduler keeps its own setting (``distributed.scheduler.allowed-failures``, 3 by default). Every task
+ends as an :class:`Outcome`, ``ok`` with its value or ``failed`` with the error: none is dropped, and ``on_done``
+sees each as it arrives (a tool stores it at once, so an interrupted grid resumes).
 """
 from __future__ import annotations
 
@@ -70,7 +71,10 @@ def run_tasks(fn, tasks, *, scheduler=None, workers=2, allowed_failures=2, on_do
     from dask.distributed import Client, LocalCluster, as_completed
 
     _by_value(fn)
-    config = dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures})
+    # worker-saturation 1.0: a worker holds only the task it runs (no queued extras), so a worker that dies takes
+    # down that task alone and the tasks queued behind it go to the survivors untouched.
+    config = dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures,
+                              "distributed.scheduler.worker-saturation": 1.0})
     cluster = None
     outcomes: dict[str, Outcome] = {}
     try:
