@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     bench = sub.add_parser("bench", help="print benchmark figures beside a baseline measured in the same run")
-    bench.add_argument("what", choices=["sampler", "flow", "train"])
+    bench.add_argument("what", choices=["sampler", "flow", "train", "relu-grid"])
     bench.add_argument("--quick", action="store_true", help="smaller sizes (for smoke tests)")
     bench.add_argument("--device", default=None,
                        help="bench train only: auto, cpu, cuda[:N], mps (default: auto); on an accelerator "
@@ -94,6 +94,11 @@ def main(argv=None) -> int:
             from .transformer.benchmarks import bench_flow
 
             bench_flow(quick=args.quick)
+            return 0
+        if args.what == "relu-grid":
+            from .richlazy.relu_grid import bench_relu_grid
+
+            bench_relu_grid(quick=args.quick)
             return 0
         from .numerics import checks
         from .transformer.benchmarks import bench_train

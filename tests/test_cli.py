@@ -25,6 +25,7 @@ BAD = [
     (["train", "--resume", "--out", "x", "--steps", "5"], "do not give --steps"),
     (["sweep", "missing.ipynb", "--out", "x"], "notebook must be an existing .ipynb file"),
     (["bench", "flow", "--device", "cpu"], "only for 'bench train'"),
+    (["bench", "relu-grid", "--threads", "2"], "only for 'bench train', not 'bench relu-grid'"),
     (["bench", "train", "--threads", "0"], "argument --threads: threads must be a positive integer"),
     (["frobnicate"], "argument command: invalid choice: 'frobnicate'"),
 ]

@@ -1,118 +1,124 @@
 """The paper-scale grid of the chapter book/beyond_two_states.ipynb: does a unigram trap exist for K > 2?
 
-    nice python tools/run_beyond.py --out book/data/beyond_two_states
+    nice python tools/run_beyond.py --out book/data/beyond_two_states              # K-state phase diagram
+    nice python tools/run_beyond.py --part lag --out book/data/beyond_two_states   # lag-k chains
+    ... --scheduler tcp://host:8786     # on an existing dask cluster (default: a LocalCluster of --workers)
 
 trains the K-state single-layer transformer (markovlib.beyond.multistate.train_kstate) on the symmetric K-state chain
 for K = 3, 5, 10, two p on each side of p* = (K-1)/K, the standard and the guideline-like init, SEEDS seeds,
 and writes runs.csv (one row per run), curves.csv (the held-out loss every 50 steps) and manifest.json (the
-exact command, settings, seeds, package versions, git commit). One CPU thread; deterministic.
+exact command, settings, seeds, package versions, git commit and dirty flag, CPU, wall time, sha256 of the files).
+Every run is one dask task (tools/stored_runs.py) on one CPU thread; deterministic. The files are rewritten as runs
+finish (in the grid's order, seeds outermost), so a partial grid still covers every cell; a run that fails (after
+its retries when a worker dies) is listed in the manifest's ``failed_runs`` and the tool exits with status 1.
 """
 import argparse
 import csv
 import json
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import torch
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from markovlib.beyond import multistate as ms
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import git_commit  # noqa: E402
+from stored_runs import Provenance, add_cluster_arguments, run_grid, versions  # noqa: E402
 
 GRID = {3: [0.1, 0.4, 0.833, 0.967], 5: [0.12, 0.48, 0.9, 0.98], 10: [0.135, 0.54, 0.95, 0.99]}
 SETTINGS = dict(d=8, length=64, batch=32, steps=500, lr=2e-3, eval_batch=256, eval_every=50)
 SEEDS = list(range(5))
 TRAP = 0.5  # trapped: final loss nearer H(pi) than the entropy rate (normalized gap > 0.5), fixed beforehand
-
-
-def version(pkg):
-    out = subprocess.run([sys.executable, "-m", "pip", "show", pkg], capture_output=True, text=True).stdout
-    return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Version")), "?")
-
-
-def write(out, rows, curves):
-    for name, data in (("runs.csv", rows), ("curves.csv", curves)):
-        with open(out / name, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(data[0]))
-            w.writeheader()
-            w.writerows(data)
-
-
-def write_manifest(out, args, commit, runs, versions):
-    manifest = dict(command="nice -n 10 python tools/run_beyond.py --out " + str(args.out), grid=GRID,
-                    settings=SETTINGS, seeds=SEEDS, inits=list(ms.KSTATE_INITS), trap_threshold=TRAP,
-                    threads=1, dtype="float32", optimizer="Adam(betas=(0.9, 0.95)), constant lr, no weight decay",
-                    versions=versions, python=sys.version.split()[0],
-                    git_commit=commit, runs=runs, runs_planned=len(SEEDS) * sum(map(len, GRID.values())) * 2)
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-
-
 LAG = dict(n_states=3, p=0.1, lags=[1, 2, 3, 4, 6], seeds=[0, 1])
+INITS = ("standard", "guideline_like")  # markovlib.beyond.multistate.KSTATE_INITS (checked in main)
+COMMON = dict(threads=1, dtype="float32", optimizer="Adam(betas=(0.9, 0.95)), constant lr, no weight decay")
 
 
-def main_lag(args):
-    """Lag-k switching chains (markovlib.beyond.multistate.lag_switching_sample): the trained loss against k."""
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+def symmetric_run(K, p, init, seed, settings):
+    """One run of the K-state grid (a dask task): its row of runs.csv and its rows of curves.csv."""
+    import torch
+
+    from markovlib.beyond import multistate as ms
     torch.set_num_threads(1)
-    commit = git_commit()
-    versions = {k: version(k) for k in ("torch", "numpy", "scipy")}
-    K, p = LAG["n_states"], LAG["p"]
-    rows = []
-    for seed in LAG["seeds"]:
-        for lag in LAG["lags"]:
-            y = ms.lag_switching_yardsticks(K, p, lag)
-            for init in ms.KSTATE_INITS:
-                def sampler(b, n, s, lag=lag):
-                    return ms.lag_switching_sample(K, p, lag, b, n, s)
-                r = ms.train_kstate(sampler, K, y["entropy_rate"], y["unigram"], init=init, seed=seed, **SETTINGS)
-                rows.append(dict(K=K, p=p, lag=lag, init=init, seed=seed, final_loss=repr(r["final_loss"]),
-                                 entropy_rate=repr(y["entropy_rate"]), bigram=repr(y["bigram"]),
-                                 unigram=repr(y["unigram"])))
-                print(lag, init, seed, round(r["final_loss"], 3), flush=True)
-                with open(out / "lag_runs.csv", "w", newline="") as fh:
-                    w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-                    w.writeheader()
-                    w.writerows(rows)
-    manifest = dict(command="nice -n 10 python tools/run_beyond.py --part lag --out " + str(args.out), **LAG,
-                    settings=SETTINGS, inits=list(ms.KSTATE_INITS), threads=1, dtype="float32",
-                    optimizer="Adam(betas=(0.9, 0.95)), constant lr, no weight decay", versions=versions,
-                    python=sys.version.split()[0], git_commit=commit, runs=len(rows))
-    (out / "manifest_lag.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    rate, marg = ms.symmetric_entropy_rate(K, p), ms.symmetric_marginal_entropy(K)
+    r = ms.train_kstate(ms.symmetric_sampler(K, p), K, rate, marg, init=init, seed=seed, **settings)
+    row = dict(K=K, p=p, lam=ms.symmetric_eigenvalue(K, p), init=init, seed=seed, final_loss=repr(r["final_loss"]),
+               entropy_rate=repr(rate), marginal_entropy=repr(marg), gap=repr(r["gap"]), trapped=int(r["gap"] > TRAP))
+    return row, [dict(K=K, p=p, init=init, seed=seed, step=s, loss=repr(v)) for s, v in r["history"]]
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def lag_run(K, p, lag, init, seed, settings):
+    """One run of the lag-k part (a dask task): its row of lag_runs.csv."""
+    import torch
+
+    from markovlib.beyond import multistate as ms
+    torch.set_num_threads(1)
+    y = ms.lag_switching_yardsticks(K, p, lag)
+
+    def sampler(b, n, s):
+        return ms.lag_switching_sample(K, p, lag, b, n, s)
+    r = ms.train_kstate(sampler, K, y["entropy_rate"], y["unigram"], init=init, seed=seed, **settings)
+    return dict(K=K, p=p, lag=lag, init=init, seed=seed, final_loss=repr(r["final_loss"]),
+                entropy_rate=repr(y["entropy_rate"]), bigram=repr(y["bigram"]), unigram=repr(y["unigram"]))
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def main(argv=None):
+    from markovlib.beyond.multistate import KSTATE_INITS
+
+    assert tuple(KSTATE_INITS) == INITS
+    ap = add_cluster_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]))
     ap.add_argument("--out", default="book/data/beyond_two_states")
     ap.add_argument("--part", choices=["symmetric", "lag"], default="symmetric")
-    args = ap.parse_args()
-    if args.part == "lag":
-        return main_lag(args)
+    args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(1)
-    commit = git_commit()
-    versions = {k: version(k) for k in ("torch", "numpy", "scipy")}
-    rows, curves = [], []
-    t0 = time.time()
-    for seed in SEEDS:  # seeds outermost: a partial grid still covers every cell
-        for K, ps in GRID.items():
-            for p in ps:
-                rate, marg = ms.symmetric_entropy_rate(K, p), ms.symmetric_marginal_entropy(K)
-                for init in ms.KSTATE_INITS:
-                    r = ms.train_kstate(ms.symmetric_sampler(K, p), K, rate, marg, init=init, seed=seed, **SETTINGS)
-                    rows.append(dict(K=K, p=p, lam=ms.symmetric_eigenvalue(K, p), init=init, seed=seed,
-                                     final_loss=repr(r["final_loss"]), entropy_rate=repr(rate),
-                                     marginal_entropy=repr(marg), gap=repr(r["gap"]), trapped=int(r["gap"] > TRAP)))
-                    curves += [dict(K=K, p=p, init=init, seed=seed, step=s, loss=repr(v)) for s, v in r["history"]]
-                    print(K, p, init, seed, round(r["gap"], 3), round(time.time() - t0), flush=True)
-                    write(out, rows, curves)
-                    write_manifest(out, args, commit, len(rows), versions)
+    prov = Provenance(out, None if argv is None else ["tools/run_beyond.py", *argv])
+    lag = args.part == "lag"
+    if lag:
+        keys = [(LAG["n_states"], LAG["p"], k, init, seed) for seed in LAG["seeds"] for k in LAG["lags"]
+                for init in INITS]
+        fn, files, name = lag_run, ["lag_runs.csv"], "manifest_lag.json"
+        seeds, head = LAG["seeds"], dict(**LAG, settings=SETTINGS, inits=list(INITS))
+    else:
+        keys = [(K, p, init, seed) for seed in SEEDS for K, ps in GRID.items() for p in ps for init in INITS]
+        fn, files, name = symmetric_run, ["runs.csv", "curves.csv"], "manifest.json"
+        seeds, head = SEEDS, dict(grid=GRID, settings=SETTINGS, seeds=SEEDS, inits=list(INITS), trap_threshold=TRAP)
+    tasks = [("_".join(map(str, key)), (*key, SETTINGS)) for key in keys]
+    order = {t[0]: i for i, t in enumerate(tasks)}
+    done, failed = {}, {}
+
+    def write(final=False):
+        ok = [done[k] for k in sorted(done, key=order.get)]
+        if ok:
+            if lag:
+                write_csv(out / "lag_runs.csv", ok)
+            else:
+                write_csv(out / "runs.csv", [row for row, _ in ok])
+                write_csv(out / "curves.csv", [c for _, curve in ok for c in curve])
+        manifest = dict(command=prov.command, **head, **COMMON, versions=versions(), python=sys.version.split()[0],
+                        git_commit=prov.git["commit"], runs=len(ok), runs_planned=len(tasks),
+                        failed_runs=[[k, e] for k, e in failed.items()])
+        if final or ok:
+            manifest["provenance"] = prov.block(seeds, [f for f in files if (out / f).is_file()],
+                                                complete=final and not failed)
+        (out / name).write_text(json.dumps(manifest, indent=2) + "\n")
+
+    def on_done(o):
+        if o.status == "ok":
+            done[o.key] = o.value
+        else:
+            failed[o.key] = o.error
+        write()
+
+    run_grid(fn, tasks, args, on_done=on_done)
+    write(final=True)
+    print(f"wrote {out}: {len(done)} runs, {len(failed)} failed")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

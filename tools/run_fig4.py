@@ -1,11 +1,15 @@
 """Fig. 4 at the paper's scale, run once through the package's CLI; the results are committed as data.
 
     python tools/run_fig4.py --workers 2            # writes book/data/fig4/{curves.csv, manifest.json}
+    python tools/run_fig4.py --scheduler tcp://host:8786   # on an existing dask cluster (shared file system)
     python tools/run_fig4.py --collect              # only collect the runs finished so far (an interrupted job)
 
-Runs go to ``--work`` (default /tmp/markovlib_fig4), one folder each; a finished run (its summary.json exists)
-is not run again, so an interrupted job resumes where it stopped. Jobs are ordered seed by seed, so every
-(chain, initialization) pair has the same number of finished seeds, give or take one, whenever the job stops.
+The runs go through dask.distributed (tools/stored_runs.py): a LocalCluster of ``--workers`` processes, or the
+scheduler at ``--scheduler``. Runs go to ``--work`` (default /tmp/markovlib_fig4), one folder each; a finished run
+(its summary.json exists) is not run again, so an interrupted job resumes where it stopped; a run that fails (after
+its retries when a worker dies) is listed in the manifest's ``failed_runs`` and the tool exits with status 1. Jobs
+are submitted seed by seed, so every (chain, initialization) pair has about the same number of finished seeds
+whenever the job stops.
 
 Settings (reference Sec. 7, the authors' recipe): N = 1024, batch 16, d = 8, 1000 AdamW steps, lr 2e-3, betas
 (0.9, 0.95), weight decay 1e-3 on the layer's weight matrices only (nanoGPT decay groups), OneCycleLR (2 %
@@ -23,7 +27,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ROOT, parse_args, run_all, train_command, write_curves, write_manifest  # noqa: E402
+from stored_runs import ROOT, Provenance, parse_args, run_all, train_command, write_curves, write_manifest  # noqa: E402
 
 from markovlib.transformer.config import recipe
 from markovlib.transformer.train_cli import cli_arguments
@@ -49,21 +53,24 @@ def command(p, q, init, seed, out):
 
 
 def main(argv=None):
-    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_fig4")
+    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_fig4", OUT)
+    out_dir = Path(args.out)
+    prov = Provenance(out_dir, None if argv is None else ["tools/run_fig4.py", *argv])
     jobs = []
     for seed in SEEDS:  # seed by seed: every (chain, init) pair has the same number of finished seeds, +-1
         for (p, q) in CHAINS:
             for init in INITS:
                 out = work / f"{p}_{q}_{init}_{seed}"
                 jobs.append(((p, q, init, seed), command(p, q, init, seed, out), out))
-    OUT.mkdir(parents=True, exist_ok=True)
-    results = run_all(jobs, args.workers, collect_only=args.collect)
-    write_curves(OUT / "curves.csv", ["p", "q", "init", "seed"], ["train_loss", "eval_loss", "context_coefficient"],
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results, failed = run_all(jobs, args)
+    write_curves(out_dir / "curves.csv", ["p", "q", "init", "seed"], ["train_loss", "eval_loss", "context_coefficient"],
                  results)
-    write_manifest(OUT / "manifest.json", __doc__, results, chains=CHAINS, seeds=SEEDS,
-                   inits={k: {"model": m, "init": s} for k, (m, s) in INITS.items()})
-    print(f"wrote {OUT / 'curves.csv'} and {OUT / 'manifest.json'}")
+    write_manifest(out_dir / "manifest.json", __doc__, results, prov, ["curves.csv"], failed, chains=CHAINS,
+                   seeds=SEEDS, inits={k: {"model": m, "init": s} for k, (m, s) in INITS.items()})
+    print(f"wrote {out_dir / 'curves.csv'} and {out_dir / 'manifest.json'}; {len(results)} runs, {len(failed)} failed")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

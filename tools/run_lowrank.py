@@ -4,6 +4,9 @@ as data.
     python tools/run_lowrank.py --workers 2       # writes book/data/lowrank/{curves.csv, final.csv, manifest.json}
     python tools/run_lowrank.py --collect         # only collect the runs finished so far (an interrupted job)
 
+The runs go through dask.distributed like every tool (tools/stored_runs.py: ``--workers``, ``--scheduler``,
+``--allowed-failures``); failed runs are listed in the manifest's ``failed_runs`` and the tool exits with status 1.
+
 Settings (reference Sec. 7; markovlib.transformer.config.RECIPES["sec51_sgd"]): chain p = 0.2, q = 0.3, N = 1024, d = 8,
 batch 16, 800 steps, every Gaussian weight N(0, 0.001^2), no gradient clipping, float32 on the CPU, one thread.
 The paper gives no SGD step size, so two are run (2 and 5, the chapter's; plain SGD, no momentum, no weight decay, the
@@ -26,7 +29,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ROOT, parse_args, run_all, train_command, write_curves, write_manifest  # noqa: E402
+from stored_runs import ROOT, Provenance, parse_args, run_all, train_command, write_curves, write_manifest  # noqa: E402
 
 from markovlib.transformer.config import RANK_COLUMNS, recipe
 from markovlib.transformer.train_cli import cli_arguments
@@ -69,24 +72,27 @@ def final_measures(out):
 
 
 def main(argv=None):
-    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_lowrank")
+    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_lowrank", OUT)
+    out_dir = Path(args.out)
+    prov = Provenance(out_dir, None if argv is None else ["tools/run_lowrank.py", *argv])
     jobs = [((init, opt, seed), command(init, opt, seed, work / f"{init}_{opt}_{seed}"), work / f"{init}_{opt}_{seed}")
             for seed in SEEDS for init, opts in INITS.items() for opt in opts]
-    results = run_all(jobs, args.workers, collect_only=args.collect)
-    OUT.mkdir(parents=True, exist_ok=True)
-    write_curves(OUT / "curves.csv", ["init", "optimizer", "seed"],
+    results, failed = run_all(jobs, args)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_curves(out_dir / "curves.csv", ["init", "optimizer", "seed"],
                  ["eval_loss", *[f"top_fraction_{m}" for m in MATRICES]], results, keep=lambda r: r.get("eval_loss"))
     finals = [(key, final_measures(work / f"{key[0]}_{key[1]}_{key[2]}")) for key, _, _ in results]
     names = list(finals[0][1]) if finals else []
-    with open(OUT / "final.csv", "w", newline="") as fh:
+    with open(out_dir / "final.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["init", "optimizer", "seed", *names])
         for key, res in finals:
             w.writerow([*key, *[repr(res[n]) for n in names]])
-    write_manifest(OUT / "manifest.json", __doc__, results, chain=[P, Q], seeds=SEEDS, optimizers=OPTIMIZERS,
-                   inits=INITS)
-    print(f"wrote {OUT}/curves.csv, final.csv and manifest.json")
+    write_manifest(out_dir / "manifest.json", __doc__, results, prov, ["curves.csv", "final.csv"], failed, chain=[P, Q],
+                   seeds=SEEDS, optimizers=OPTIMIZERS, inits=INITS)
+    print(f"wrote {out_dir}/curves.csv, final.csv and manifest.json; {len(results)} runs, {len(failed)} failed")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

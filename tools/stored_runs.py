@@ -1,23 +1,75 @@
-"""What the stored paper-scale runs share (tools/run_fig4.py, tools/run_lowrank.py): one ``python -m markovlib
-train`` command per run, a work folder where a finished run (its summary.json exists) is not run again, and a
-manifest with the exact commands, the seeds and the versions."""
+"""What the stored paper-scale runs share (every tools/run_*.py): grids on dask.distributed, and manifests a stranger
+can trust.
+
+- Grids run through :func:`markovlib.book.cluster.run_tasks` (the engine of ``python -m markovlib sweep``): a
+  LocalCluster of ``--workers`` single-threaded worker processes by default, or the scheduler at ``--scheduler
+  tcp://host:port``. A worker that dies mid-task is replaced and its task retried (``--allowed-failures``); what
+  still fails is reported, recorded in the manifest, and the tool exits with status 1: no run is silently missing.
+- Tools of the Part I runs (run_fig4, run_lowrank) run one ``python -m markovlib train`` command per run, in a work
+  folder where a finished run (its summary.json exists) is not run again, so an interrupted grid resumes.
+- :func:`provenance` is the manifest's ``provenance`` block, the same for every stored set: the exact command, the
+  seeds, the library versions, the git commit with a dirty flag, the CPU model and instruction-set flags (and the
+  BLAS build that ran), the wall time, and a sha256 of every data file (tests/test_stored_data.py checks them).
+"""
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import os
 import platform
+import shlex
+import signal
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}  # one thread per run: runs go side by side
+UNKNOWN = "not recorded when the set was made"
+ISA_PREFIXES = ("sse", "ssse", "avx", "fma", "f16c", "bmi", "popcnt", "lzcnt", "movbe", "amx", "vaes", "vpclmul",
+                "gfni", "sha", "aes", "pclmul", "neon", "asimd", "sve", "fp", "adx", "abm")
 
 
+# ------------------------------------------------------------------------------------------------------------
+# the command line every tool shares
+# ------------------------------------------------------------------------------------------------------------
+def add_cluster_arguments(ap: argparse.ArgumentParser, workers=2):
+    """``--workers``, ``--scheduler``, ``--allowed-failures`` (markovlib.book.cluster.run_tasks)."""
+    ap.add_argument("--workers", type=int, default=workers, help="LocalCluster worker processes (one thread each)")
+    ap.add_argument("--scheduler", default=None, help="address of an existing dask scheduler, tcp://host:port")
+    ap.add_argument("--allowed-failures", type=int, default=2,
+                    help="times a task may lose its worker and be retried (LocalCluster only)")
+    return ap
+
+
+def parse_args(argv, description, work_name, out):
+    """The command line of run_fig4 and run_lowrank: the cluster options, ``--out`` (default ``out``), ``--work``
+    (default /tmp/<work_name>), ``--collect``. Returns (args, the work folder, which it creates)."""
+    ap = add_cluster_arguments(argparse.ArgumentParser(description=description))
+    ap.add_argument("--out", default=str(out), help="output folder of the stored set")
+    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / work_name))
+    ap.add_argument("--collect", action="store_true", help="only collect the finished runs")
+    args = ap.parse_args(argv)
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    return args, work
+
+
+def run_grid(fn, tasks, args, on_done=None):
+    """:func:`markovlib.book.cluster.run_tasks` with the tool's cluster options."""
+    from markovlib.book.cluster import run_tasks
+
+    return run_tasks(fn, tasks, scheduler=args.scheduler, workers=args.workers,
+                     allowed_failures=args.allowed_failures, on_done=on_done, prefix=Path(sys.argv[0]).stem or "tool")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Part I runs: one `python -m markovlib train` command each
+# ------------------------------------------------------------------------------------------------------------
 def train_command(options, out):
     return [sys.executable, "-m", "markovlib", "train", *options, "--device", "cpu", "--no-progress",
             "--out", str(out)]
@@ -28,54 +80,40 @@ def printable(cmd):
     return " ".join(["python"] + cmd[1:-2] + ["--out", "OUT"])
 
 
+def _die_with_parent():  # pragma: no cover (runs in the child between fork and exec)
+    """Linux: the run is killed with the worker that started it (a retried run never meets a stale one)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def run_one(cmd, out):
-    """Run ``cmd`` unless ``out`` holds a finished run; return the rows of its metrics.csv."""
+    """Run ``cmd`` unless ``out`` holds a finished run; return the rows of its metrics.csv (a dask task)."""
     out = Path(out)
     if not (out / "summary.json").is_file():
-        subprocess.run(cmd, check=True, env=dict(os.environ, **ENV), capture_output=True, text=True)
+        pre = _die_with_parent if sys.platform.startswith("linux") else None
+        done = subprocess.run(cmd, env=dict(os.environ, **ENV), capture_output=True, text=True, preexec_fn=pre)
+        if done.returncode:
+            raise RuntimeError(f"exit status {done.returncode}: {done.stderr.strip()[-500:]}")
     with open(out / "metrics.csv") as fh:
         return list(csv.DictReader(fh))
 
 
-def run_all(jobs, workers, collect_only=False):
-    """``jobs``: (key, cmd, out) triples. Returns (key, cmd, rows) for the finished ones, in the jobs' order."""
-    if collect_only:
-        return [(key, cmd, run_one(cmd, out)) for key, cmd, out in jobs if (Path(out) / "summary.json").is_file()]
-    results = []
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run_one, cmd, out) for _, cmd, out in jobs]
-        for i, ((key, cmd, _), fut) in enumerate(zip(jobs, futures)):
-            results.append((key, cmd, fut.result()))
-            print(f"{i + 1}/{len(jobs)} done: {key}", flush=True)
-    return results
-
-
-def git_commit():
-    """The commit the runs are collected at (recorded in every manifest)."""
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-
-
-def versions():
-    import numpy
-    import torch
-
-    import markovlib
-    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
-            "markovlib": markovlib.__version__, "git_commit": git_commit(), "machine": platform.machine(),
-            "torch_threads": 1}
-
-
-def parse_args(argv, description, work_name):
-    """The command line both tools share: ``--workers``, ``--work`` (default /tmp/<work_name>), ``--collect``.
-    Returns (args, the work folder, which it creates)."""
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / work_name))
-    ap.add_argument("--collect", action="store_true", help="only collect the finished runs")
-    args = ap.parse_args(argv)
-    work = Path(args.work)
-    work.mkdir(parents=True, exist_ok=True)
-    return args, work
+def run_all(jobs, args):
+    """``jobs``: (key, cmd, out) triples. Runs them on dask (or, with ``args.collect``, only reads the finished
+    ones). Returns (results, failed): (key, cmd, rows) for the finished runs in the jobs' order, and (key, error)
+    for the others."""
+    if args.collect:
+        results = [(key, cmd, run_one(cmd, out)) for key, cmd, out in jobs if (Path(out) / "summary.json").is_file()]
+        done = {key for key, _, _ in results}
+        return results, [(key, "not finished") for key, _, _ in jobs if key not in done]
+    outcomes = run_grid(run_one, [("_".join(map(str, key)), (cmd, str(out))) for key, cmd, out in jobs], args)
+    results = [(key, cmd, o.value) for (key, cmd, _), o in zip(jobs, outcomes) if o.status == "ok"]
+    failed = [(key, o.error) for (key, _, _), o in zip(jobs, outcomes) if o.status != "ok"]
+    return results, failed
 
 
 def write_curves(path, key_names, columns, results, keep=None):
@@ -90,9 +128,117 @@ def write_curves(path, key_names, columns, results, keep=None):
                     w.writerow([*key, r["step"], *[r[c] for c in columns]])
 
 
-def write_manifest(path, description, results, **settings):
-    """The manifest: the tool's description, the versions, its settings, the runs' keys and exact commands."""
+# ------------------------------------------------------------------------------------------------------------
+# provenance
+# ------------------------------------------------------------------------------------------------------------
+def git_commit():
+    """The commit the runs are collected at (recorded in every manifest)."""
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
+def git_state(ignore=()):
+    """{"commit", "dirty", "changes"}: uncommitted changes to tracked files and untracked files, except under the
+    folders ``ignore`` (the set being written)."""
+    lines = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.splitlines()
+    skip = [str(Path(p).resolve().relative_to(ROOT)) + "/" for p in ignore if Path(p).resolve().is_relative_to(ROOT)]
+    changes = [ln for ln in lines if not any(ln[3:].startswith(s) for s in skip)]
+    return {"commit": git_commit(), "dirty": bool(changes), "changes": changes[:50]}
+
+
+def versions():
+    import numpy
+
+    import markovlib
+    out = {"python": platform.python_version(), "numpy": numpy.__version__, "markovlib": markovlib.__version__}
+    for name in ("scipy", "torch", "dask", "distributed", "papermill", "scikit-learn", "threadpoolctl"):
+        try:
+            from importlib.metadata import version
+
+            out[name] = version(name)
+        except Exception:  # noqa: BLE001 -- not installed
+            pass
+    return out
+
+
+def cpu():
+    """The CPU model, its instruction-set flags (/proc/cpuinfo, filtered to ISA extensions), numpy's view of the
+    CPU features and the BLAS libraries loaded (threadpoolctl: OpenBLAS's kernel architecture decides rounding)."""
+    import numpy
+
+    info = {"model": platform.processor() or "unknown", "machine": platform.machine(), "logical_cores": os.cpu_count()}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        fields = dict(ln.split(":", 1) for ln in text.splitlines() if ":" in ln)
+        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        info["model"] = fields.get("model name", fields.get("Model", info["model"]))
+        flags = (fields.get("flags") or fields.get("Features") or "").split()
+        info["isa_flags"] = sorted(f for f in flags if f.startswith(ISA_PREFIXES))
+    except OSError:
+        info["isa_flags"] = "unknown (no /proc/cpuinfo)"
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+
+        info["numpy_cpu_features"] = sorted(k for k, v in __cpu_features__.items() if v)
+    except ImportError:
+        pass
+    info["numpy_disable_cpu_features"] = os.environ.get("NPY_DISABLE_CPU_FEATURES", "")
+    try:
+        from threadpoolctl import threadpool_info
+
+        numpy.ones(2) @ numpy.ones(2)
+        info["blas"] = [{k: d.get(k) for k in ("internal_api", "version", "architecture", "threading_layer")}
+                        for d in threadpool_info()]
+    except ImportError:
+        pass
+    return info
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def checksums(folder, names):
+    """{name: {"sha256", "bytes"}} of the data files ``names`` in ``folder``."""
+    return {n: {"sha256": sha256(Path(folder) / n), "bytes": (Path(folder) / n).stat().st_size} for n in names}
+
+
+def command_line(argv=None):
+    """The exact command that runs this tool, from the repository root (``python tools/<tool>.py ...``)."""
+    argv = sys.argv if argv is None else argv
+    script = Path(argv[0]).resolve()
+    script = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
+    return shlex.join(["python", str(script), *argv[1:]])
+
+
+class Provenance:
+    """Started when the tool starts (the git state and the clock), finished when its files are written."""
+
+    def __init__(self, out, argv=None):
+        self.out = Path(out)
+        self.t0 = time.perf_counter()
+        self.started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        self.command = command_line(argv)
+        self.git = git_state(ignore=[self.out])
+
+    def block(self, seeds, files, **extra):
+        """The manifest's ``provenance`` block for the data files ``files`` (names in the output folder)."""
+        return {"command": self.command, "niceness": os.nice(0) if hasattr(os, "nice") else None,
+                "seeds": seeds, "versions": versions(), "git": self.git, "cpu": cpu(),
+                "started": self.started, "wall_seconds": round(time.perf_counter() - self.t0, 1),
+                **extra, "files": checksums(self.out, files)}
+
+
+def write_manifest(path, description, results, prov: Provenance, files, failed=(), **settings):
+    """The manifest of a Part I grid: the tool's description, its settings, the runs' keys and exact commands, the
+    runs that failed (with their errors), and the provenance block."""
     manifest = {"description": description, "versions": versions(), **settings,
                 "runs": [list(key) for key, _, _ in results],
-                "commands": [printable(cmd) for _, cmd, _ in results], "environment": ENV}
+                "commands": [printable(cmd) for _, cmd, _ in results], "environment": ENV,
+                "failed_runs": [[list(key), err] for key, err in failed],
+                "provenance": prov.block(settings.get("seeds"), files)}
     Path(path).write_text(json.dumps(manifest, indent=1) + "\n")

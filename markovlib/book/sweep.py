@@ -3,9 +3,10 @@
     python -m markovlib sweep book/chapter.ipynb --grid p=0.2,0.5 --grid seed=0,1,2 --out runs/sweep
 
 runs the notebook once per point of the cartesian grid (papermill injects the point after the cell tagged
-``parameters``), on a ``LocalCluster(n_workers=--workers, threads_per_worker=1, processes=True)`` or on the
-dask scheduler at ``--scheduler tcp://host:port`` (the notebook and ``--out`` must then be on a file system
-the workers share). Grid values are parsed as int, then float, then bool (true/false), else kept as str.
+``parameters``), through :func:`markovlib.book.cluster.run_tasks`: on a ``LocalCluster`` of ``--workers``
+single-threaded worker processes or on the dask scheduler at ``--scheduler tcp://host:port`` (the notebook and
+``--out`` must then be on a file system the workers share). Grid values are parsed as int, then float, then
+bool (true/false), else kept as str.
 
 Results convention: a notebook reports its scalar results with :func:`record_results`, which writes a JSON
 sidecar to the path in the environment variable ``MARKOVLIB_RESULTS`` (and does nothing when it is unset, so
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 from ..numerics import checks
+from .cluster import check_scheduler, run_tasks
 
 RESULTS_ENV = "MARKOVLIB_RESULTS"
 SWEEP_CELL_TAG = "markovlib-sweep"
@@ -179,6 +181,11 @@ def run_notebook(notebook, params, output, results_path, *, timeout=1800, kernel
 # ------------------------------------------------------------------------------------------------------------
 # the sweep
 # ------------------------------------------------------------------------------------------------------------
+def run_notebook_task(notebook, params, output, results_path, timeout, kernel_name) -> dict:
+    """:func:`run_notebook` with positional arguments (a dask task)."""
+    return run_notebook(notebook, params, output, results_path, timeout=timeout, kernel_name=kernel_name)
+
+
 def _validate(notebook, grid, workers, timeout, scheduler):
     """The sweep's arguments, checked before any work starts (ValueError naming the argument)."""
     path = Path(notebook).resolve()
@@ -187,8 +194,7 @@ def _validate(notebook, grid, workers, timeout, scheduler):
     grid = parse_grid(grid) if not isinstance(grid, dict) else grid
     workers = checks.positive_int("workers", workers)
     timeout = checks.positive_int("timeout", timeout)
-    if scheduler is not None and not (isinstance(scheduler, str) and "://" in scheduler):
-        raise ValueError(f"scheduler must be an address like tcp://host:8786, got {scheduler!r}")
+    check_scheduler(scheduler)
     return path, grid, workers, timeout
 
 
@@ -210,43 +216,32 @@ def run_sweep(notebook, grid, out, *, scheduler=None, workers=2, timeout=1800, k
         name = _run_name(i, params)
         tasks.append((params, out / "notebooks" / f"{notebook.stem}-{name}.ipynb", out / "results" / f"{name}.json"))
 
-    import dask
-    from dask.distributed import Client, LocalCluster, as_completed
+    names = [_run_name(i, params) for i, (params, _, _) in enumerate(tasks)]
+    index = {name: i for i, name in enumerate(names)}
+    done = []
 
-    # A worker process that dies (a kernel killing its parent, out of memory, os._exit) takes its task down:
-    # the task is reported as failed (KilledWorker) instead of being retried on the next worker, where it would
-    # most likely die again; the other grid points carry on (the nanny restarts the worker).
-    config = dask.config.set({"distributed.scheduler.allowed-failures": 0})  # restored in `finally`
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(cluster)
-    else:
-        client = Client(scheduler)
-    outcomes = [None] * len(tasks)
-    try:
-        futures = {}
-        for i, (params, nb_out, res) in enumerate(tasks):
-            key = f"markovlib-sweep-{out.name}-{i}-{time.time_ns()}"
-            fut = client.submit(run_notebook, str(notebook), params, str(nb_out), str(res), timeout=timeout,
-                                kernel_name=kernel_name, pure=False, key=key)
-            futures[fut] = i
-        for done, fut in enumerate(as_completed(list(futures)), 1):
-            i = futures[fut]
-            try:
-                outcome = fut.result()
-            except Exception as exc:  # noqa: BLE001 -- a worker died: report, keep going
-                outcome = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "results": {},
-                           "seconds": float("nan"), "output": str(tasks[i][1])}
-            outcomes[i] = outcome
-            if verbose:
-                tag = "ok" if outcome["status"] == "ok" else f"FAILED ({outcome['error']})"
-                print(f"[{done}/{len(tasks)}] {_run_name(i, tasks[i][0])}: {tag}", flush=True)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-        config.__exit__(None, None, None)
+    def report(o):
+        done.append(o)
+        if verbose:
+            status = o.value["status"] if o.status == "ok" else "failed"
+            error = o.value["error"] if o.status == "ok" else o.error
+            tag = "ok" if status == "ok" else f"FAILED ({error})"
+            print(f"[{len(done)}/{len(tasks)}] {o.key}: {tag}", flush=True)
+
+    # A worker process that dies (a kernel killing its parent, out of memory, os._exit) takes its task down: the
+    # task is reported as failed (KilledWorker) instead of being retried on the next worker, where it would most
+    # likely die again (allowed_failures=0); the other grid points carry on (the nanny restarts the worker).
+    results = run_tasks(run_notebook_task, [(name, (str(notebook), params, str(nb_out), str(res), timeout,
+                                                    kernel_name)) for name, (params, nb_out, res) in zip(names, tasks)],
+                        scheduler=scheduler, workers=workers, allowed_failures=0, on_done=report, verbose=False,
+                        prefix=f"markovlib-sweep-{out.name}")
+    outcomes = []
+    for o in results:
+        if o.status == "ok":
+            outcomes.append(o.value)
+        else:  # a worker died: report, keep going
+            outcomes.append({"status": "failed", "error": o.error, "results": {}, "seconds": float("nan"),
+                             "output": str(tasks[index[o.key]][1])})
 
     rows = []
     for (params, _, _), outcome in zip(tasks, outcomes):

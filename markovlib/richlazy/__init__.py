@@ -5,5 +5,7 @@
 - ``minimal_limits``: where its flow ends for any data, through a zero crossing of a too (Thm 3.1, App. A.4.4).
 - ``linear_networks``: wide and deep linear networks (Sec. 4, Thms 4.1, 4.2).
 - ``relu_networks``: two-layer piecewise-linear networks (Sec. 5): data, the (tau, alpha) init, training, NTK.
+- ``relu_batch``: many such networks (grids x seeds) trained as one computation, with Fig. 1b / 5b's metrics.
+- ``relu_grid``: the authors' Fig. 1b / 5b settings, the grid and size-study runs, ``bench relu-grid``.
 - ``relu_surface``: deep ReLU networks' activation regions and local affine maps (App. C.1, Fig. 9).
 """

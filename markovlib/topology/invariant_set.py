@@ -10,6 +10,9 @@ H(c) = Q_1(c_1) x ... x Q_l(c_l) (Lemma 1). This module gives:
 * :func:`poincare_polynomial`, :func:`betti_numbers` -- Thm 1, P(x) = (1 + x^{d-1})^{l+} (1 + x^{e-1})^{l-};
 * :func:`n_components` -- Cor. 1 (b_0);
 * :func:`n_effective_components` -- Thm 2 / Cor. 3 (components up to rescalings and permutations);
+* with ``bias=True`` the last four are App. E's network f(x) = W2 sigma(W1 x + b1) + b2: the bias b_k joins the
+  input weights (c_k = ||w_k||^2 + b_k^2 - ||a_k||^2), so d becomes d + 1 (Prop. 5, Prop. 6, Cor. 4); b2 adds a
+  contractible factor R^e;
 * :func:`pathological` -- the neurons with ||a_k|| > ||w_k|| (Cor. 2, Prop. 3);
 * :func:`rescale_to` -- the rescaling of Prop. 4 (App. D.5) onto prescribed quadrics;
 * :func:`obstruction_probability` -- App. F, P[at least one pathological neuron at initialization].
@@ -75,6 +78,12 @@ def _norms(M, axis):
     return np.squeeze(safe, axis=axis) * np.sqrt(np.sum((M / safe) ** 2, axis=axis))
 
 
+def _bias(bias):
+    if not isinstance(bias, (bool, np.bool_)):
+        raise ValueError(f"bias must be True or False, got {bias!r}")
+    return bool(bias)
+
+
 def _signs(c):
     return int(np.sum(c > 0)), int(np.sum(c < 0)), int(np.sum(c == 0))
 
@@ -94,14 +103,17 @@ def neuron_balances(W1, W2) -> np.ndarray:
         return (nw - na) * (nw + na)
 
 
-def poincare_polynomial(d, e, c) -> list[int]:
+def poincare_polynomial(d, e, c, *, bias=False) -> list[int]:
     """Coefficients (lowest degree first) of the Poincare polynomial of H(c) (Thm 1, Kunneth):
 
         P(x) = (1 + x^{d-1})^{l+} (1 + x^{e-1})^{l-},
 
     l+ / l- the numbers of positive / negative balances c_k (zero balances give contractible cones, factor 1;
-    S^0 has P = 2, so d = 1 or e = 1 contributes factors 2). Exact Python integers."""
+    S^0 has P = 2, so d = 1 or e = 1 contributes factors 2). Exact Python integers. ``bias=True``: the network
+    with biases of App. E, where (w_k, b_k) in R^{d+1} plays the role of w_k, so
+    P(x) = (1 + x^d)^{l+} (1 + x^{e-1})^{l-} (Prop. 6; the output bias adds a factor R^e, P = 1)."""
     d, e = _size("d", d), _size("e", e)
+    d += _bias(bias)
     lp, lm, _ = _signs(_balances("c", c))
     poly = [1]
     for deg, count in ((d - 1, lp), (e - 1, lm)):
@@ -118,17 +130,21 @@ def poincare_polynomial(d, e, c) -> list[int]:
     return poly
 
 
-def betti_numbers(d, e, c) -> tuple[int, ...]:
-    """The Betti numbers b_0, b_1, ..., b_top of H(c): the coefficients of :func:`poincare_polynomial`."""
-    return tuple(poincare_polynomial(d, e, c))
+def betti_numbers(d, e, c, *, bias=False) -> tuple[int, ...]:
+    """The Betti numbers b_0, b_1, ..., b_top of H(c): the coefficients of :func:`poincare_polynomial` (Thm 1;
+    with ``bias=True`` Prop. 6 of App. E, d replaced by d + 1)."""
+    return tuple(poincare_polynomial(d, e, c, bias=bias))
 
 
-def n_components(d, e, c) -> int:
+def n_components(d, e, c, *, bias=False) -> int:
     """b_0(H(c)), the number of connected components (Cor. 1): 1 if d > 1 and e > 1; 2^{l-} if e = 1 < d;
     2^{l+} if d = 1 < e; 2^{l+ + l-} if d = e = 1. (Written out, not read off Thm 1, so the two can be
-    compared.)"""
+    compared.) ``bias=True`` (App. E, Cor. 4): 1 if e > 1 and 2^{l-} if e = 1, for every d >= 1 (the input side
+    has dimension d + 1 >= 2, so a single input no longer disconnects)."""
     d, e = _size("d", d), _size("e", e)
     lp, lm, _ = _signs(_balances("c", c))
+    if _bias(bias):
+        return 1 if e > 1 else 2 ** lm
     if d > 1 and e > 1:
         return 1
     if e == 1 and d > 1:
@@ -138,13 +154,15 @@ def n_components(d, e, c) -> int:
     return 2 ** (lp + lm)
 
 
-def n_effective_components(d, e, c) -> int:
+def n_effective_components(d, e, c, *, bias=False) -> int:
     """Number of effective components of H(c) (Def. 2): components identified up to rescalings and
     permutations of neurons. Thm 2 / Cor. 3 (e = 1 < d): l- + 1, the possible sums of the l- pathological
     output signs. By the symmetric argument (the roles of w and a exchanged) d = 1 < e gives l+ + 1; d = e = 1
     gives (l+ + 1)(l- + 1) (the multiset of the signs of w over the positive neurons and of a over the negative
-    ones, each invariant under rescaling); d, e > 1 gives 1 (H(c) is connected)."""
+    ones, each invariant under rescaling); d, e > 1 gives 1 (H(c) is connected). ``bias=True`` (App. E): the
+    rescaling also scales b_k, so d + 1 >= 2 takes the place of d: l- + 1 if e = 1, else 1."""
     d, e = _size("d", d), _size("e", e)
+    d += _bias(bias)
     lp, lm, _ = _signs(_balances("c", c))
     if d > 1 and e > 1:
         return 1
