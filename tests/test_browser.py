@@ -229,3 +229,97 @@ def test_reader_conveniences(visited):
         assert obs["ipynb_download"], f"{rel}: no .ipynb download link"
         assert obs["code_cells"] > 0 and obs["copy_buttons"] >= obs["code_cells"], (rel, obs["copy_buttons"])
     assert visited["book/markov_data.html"]["equation_numbers"] >= 3  # (eq-stationary), (eq-entropy-rate), ...
+
+
+# Static explorers (markovlib.book.explorers): the package's own answer at a grid point, by explorer name. The frames
+# show where an integrated flow ended; the answer here is where the theory says it ends (the energy, Thm 2 / Thm 8;
+# the two invariants of the attention scalar), so the page and the package are compared through different routes.
+# Each answer is a text the readout must contain, or None where the theory does not decide (near p* of the K-state
+# chain, where a term of order std^2 sets the sign of Q).
+def _answers():
+    from markovlib.beyond.multistate import symmetric_eigenvalue
+    from markovlib.markov.attention import predict_outcome
+    from markovlib.markov.energy import predict_limit
+
+    def kstate(K, p):
+        lam = symmetric_eigenvalue(int(K), p)
+        return None if abs(lam) < 0.1 else ("E = 0 traps" if lam < 0 else "E = 0 is left")
+
+    return {
+        "loss_landscape": lambda p, q, e0, w0: f"reached {predict_limit(e0, w0, p, q).outcome} (",
+        "gradient_flow_energy": lambda p, q, e0, w0: f"reached {predict_limit(e0, w0, p, q).outcome} (",
+        "attention": lambda p, q, e0, w0, a0: f"reached {predict_outcome(e0, w0, a0, p, q).outcome} (",
+        "beyond_kstate": kstate,
+    }
+
+
+def _static_explorer_pages():
+    return [f + ".html" for f in _toc_files()
+            if (ROOT / (f + ".ipynb")).exists() and "static_explorer(" in (ROOT / (f + ".ipynb")).read_text()]
+
+
+def test_every_static_explorer_has_a_package_answer():
+    import json
+
+    names = set()
+    for f in _toc_files():
+        nb = ROOT / (f + ".ipynb")
+        if nb.exists():
+            for cell in json.loads(nb.read_text())["cells"]:
+                names.update(re.findall(r'name="([a-z0-9_]+)"', "".join(cell["source"]))
+                             if "static_explorer(" in "".join(cell["source"]) else [])
+    assert names and names <= set(_answers()), sorted(names - set(_answers()))
+
+
+@pytest.mark.parametrize("rel", _static_explorer_pages())
+def test_static_explorer_sliders_redraw_and_agree_with_the_package(site, browser, rel):
+    """Move every slider of every explorer on the page to both ends: the frame and the sprite's offset change, the
+    readout is the frame's text and names the outcome the package predicts at that grid point; no console error, no
+    request leaves 127.0.0.1; a screenshot of each explorer at two slider positions goes to _build/screenshots/."""
+    import json
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    answers = _answers()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors, outside = [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("request", lambda r: outside.append(r.url)
+            if not r.url.startswith("data:") and urlparse(r.url).hostname != "127.0.0.1" else None)
+    page.goto(site + rel, wait_until="load")
+    names = page.eval_on_selector_all(".mk-explorer", "(els) => els.map(e => e.dataset.name)")
+    assert names, f"{rel}: no static explorer on the page"
+    for name in names:
+        root = f"#mk-explorer-{name}"
+        page.wait_for_selector(f"{root} .mk-explorer-value", timeout=30_000)
+        sliders = json.loads(page.get_attribute(root, "data-sliders"))
+        values = json.loads(page.get_attribute(root, "data-values"))
+        page.locator(root).scroll_into_view_if_needed()
+        page.locator(root).screenshot(path=str(SHOTS / f"explorer__{name}__initial.png"))
+        moves = checked = 0
+        for sl in sliders:
+            if len(sl["labels"]) < 2:
+                continue
+            for pos in (len(sl["labels"]) - 1, 0):
+                before = (page.get_attribute(root, "data-frame"),
+                          page.eval_on_selector(f"{root} .mk-explorer-sprite", "(el) => el.style.left + el.style.top"))
+                page.eval_on_selector(f'{root} input[name="{sl["name"]}"]',
+                                      f"(el) => {{ el.value = '{pos}'; el.dispatchEvent(new Event('input')); }}")
+                point = {s["name"]: float(s["labels"][int(page.eval_on_selector(
+                    f'{root} input[name="{s["name"]}"]', "(el) => el.value"))]) for s in sliders}
+                frame = int(page.get_attribute(root, "data-frame"))
+                offset = page.eval_on_selector(f"{root} .mk-explorer-sprite", "(el) => el.style.left + el.style.top")
+                shown = page.inner_text(f"{root} .mk-explorer-value")
+                assert shown == values[frame], (name, point, shown)
+                if str(frame) != before[0]:
+                    assert offset != before[1], f"{name}: the frame changed but the view did not move"
+                    moves += 1
+                expected = answers[name](**point)
+                assert expected is None or expected in shown, (name, point, shown, expected)
+                checked += expected is not None
+        assert moves >= 2, f"{name}: moving the sliders changed the frame only {moves} times"
+        assert checked >= 2, f"{name}: only {checked} frames compared with the package"
+        page.locator(root).screenshot(path=str(SHOTS / f"explorer__{name}__moved.png"))
+    page.close()
+    assert not errors, f"console errors on {rel}: {errors}"
+    assert not outside, f"requests leaving 127.0.0.1 on {rel}: {outside}"

@@ -108,8 +108,8 @@ class StaticExplorer:
         body = " ".join(f'{k}="{html.escape(v, quote=True)}"' for k, v in attrs.items())
         return (f'<div class="mk-explorer" id="mk-explorer-{self.name}" {body}>'
                 f'<p class="mk-explorer-hint">Explorer <b>{html.escape(self.title)}</b>: {self.n_frames} frames '
-                "precomputed with the chapter's drawing function (the sprite above). With JavaScript the sliders "
-                "below move over them; in Jupyter the explorer is live.</p></div>")
+                "precomputed with the chapter's drawing function; the sliders move over them (without JavaScript, "
+                "the sheet above shows them all). In Jupyter the explorer is live.</p></div>")
 
     def show(self):
         """Display the sprite (image/png) and the control block (text/html) as two outputs of the cell."""
