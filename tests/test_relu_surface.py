@@ -80,6 +80,20 @@ def test_two_colouring_on_a_deep_net():
     assert np.all(flips0[np.linalg.norm(where0, axis=1) > 1e-8] == 1) and flips0.max() >= 2
 
 
+def test_relative_tolerance_resolves_rays_a_small_angle_apart_near_the_origin():
+    # two bias-free units whose boundary lines through the origin (y = 0, y = x tan 1e-7) are 1e-7 rad apart; the
+    # segment x = 1e-4 crosses them 1e-11 apart: an absolute tol of 1e-10 cannot separate them, a relative one can
+    th = 1e-7
+    layers = [(np.array([[0.0, 1.0], [-np.sin(th), np.cos(th)]]), np.zeros(2)), (np.ones((1, 2)), np.zeros(1))]
+    x1, x2 = np.array([[1e-4, -1.0]]), np.array([[1e-4, 1.0]])  # the vertical line x = 1e-4 crosses both near y = 0
+    flips_abs, _ = RS.boundary_flips(x1, x2, layers, tol=1e-10)
+    assert list(flips_abs) == [2]
+    flips_rel, where_rel = RS.boundary_flips(x1, x2, layers, tol=1e-10, relative=True)
+    assert list(flips_rel) == [1, 1] and np.all(np.linalg.norm(where_rel, axis=1) > 5e-5)
+    with pytest.raises(ValueError, match="relative"):
+        RS.boundary_flips(x1, x2, layers, relative=1)
+
+
 def test_validation():
     with pytest.raises(ValueError, match="widths"):
         RS.init_mlp(2, [], 0)

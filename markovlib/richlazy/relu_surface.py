@@ -97,13 +97,18 @@ def local_affine(X, layers):
     return (W @ G)[..., 0, :], (e @ W.T + c)[..., 0]
 
 
-def boundary_flips(x1, x2, layers, tol=1e-10, max_depth=60):
+def boundary_flips(x1, x2, layers, tol=1e-10, max_depth=60, relative=False):
     """Bisect the segments [x1, x2] (shapes (m, d)) until every piece has endpoints whose patterns differ in at
     most one neuron or is shorter than ``tol``. Returns (flips, where): for each piece whose endpoints differ,
     the number of neurons that flip across it (1 everywhere for a partition that Prop. C.2 two-colours; a value
     >= 2 is a point where two pre-activations vanish at once, e.g. the origin of a network without biases, where
     all of them do, or a crossing not resolved after ``max_depth`` halvings) and the piece's midpoint (k, d) (a
-    piece that flips one neuron is not halved further; one that flips more is halved down to ``tol``)."""
+    piece that flips one neuron is not halved further; one that flips more is halved down to ``tol``).
+
+    With ``relative=True`` a piece is short when its length is below ``tol`` times the norm of its midpoint: the
+    resolution is then an angle as seen from the origin, the natural one for a network without biases, whose
+    regions are cones from the origin (with an absolute length, two boundary rays a small angle apart cannot be
+    told apart where a segment passes near the origin)."""
     layers = _check_layers(layers)
     d = layers[0][0].shape[1]
     A = _check_x(x1, d).reshape(-1, d)
@@ -112,11 +117,14 @@ def boundary_flips(x1, x2, layers, tol=1e-10, max_depth=60):
         raise ValueError(f"x1 and x2 must have the same shape, got {A.shape} and {B.shape}")
     tol = checks.positive_real("tol", tol)
     max_depth = checks.positive_int("max_depth", max_depth)
+    if not isinstance(relative, bool):
+        raise ValueError(f"relative must be True or False, got {relative!r}")
     PA, PB = forward(A, layers)[1], forward(B, layers)[1]
     done, mids = [], []
     for _ in range(max_depth):
         ham = np.sum(PA != PB, axis=1)
-        short = np.linalg.norm(B - A, axis=1) < tol
+        length = np.linalg.norm(B - A, axis=1)
+        short = length < (tol * np.linalg.norm((A + B) / 2, axis=1) if relative else tol)
         final = (ham <= 1) | short
         done.append(ham[final & (ham > 0)])
         mids.append(((A + B) / 2)[final & (ham > 0)])
