@@ -12,3 +12,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if str(getattr(item, "fspath", "")).endswith(".ipynb"):
             item.add_marker(pytest.mark.notebook)
+
+
+# Groups of tests that skip as a whole where the machine lacks something, and what to do about it (issue 25).
+SKIPPED_GROUPS = {
+    "browser": "Debian's chromium is not installed; install it with `sudo apt-get install -y chromium`",
+    "gpu": "no CUDA device",
+}
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per group of tests that was skipped, naming the group and why, at the end of the report."""
+    counts = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        for group in SKIPPED_GROUPS:
+            if group in getattr(report, "keywords", {}):
+                counts[group] = counts.get(group, 0) + 1
+    for group, n in counts.items():
+        terminalreporter.write_line(f"skipped groups: {group}: {n} tests skipped: {SKIPPED_GROUPS[group]}")

@@ -196,3 +196,34 @@ def test_basin_boundary_surfaces():
     # at e = 0 both surfaces meet at the saddle line
     lo, hi = AT.basin_boundary(0.0, 0.4)
     assert abs(lo - C.W_SADDLE) < 1e-6 and abs(hi - C.W_SADDLE) < 1e-6
+
+
+def test_separatrix_gap_resolves_the_asymptotic_series():
+    """1 - 2|a| e_S^2 = t^3/16 - 5 t^6/256 + 11 t^9/1024 - ..., t = 1/|a| (the chapter's sympy series): the gap
+    integration resolves the t^9 term at a = -10 (where 1 - 2|a| separatrix(a)^2 has lost it to cancellation),
+    and agrees with separatrix() where that one is well conditioned."""
+    a = np.array([-5.0, -10.0, -40.0, -80.0])
+    t = 1 / np.abs(a)
+    g = AT.separatrix_gap(a)
+    scaled = 16 * np.abs(a) ** 3 * g  # 1 - 5 t^3/16 + 11 t^6/64 - 539 t^9/4096 + ...
+    resid = scaled - (1 - 5 * t**3 / 16 + 11 * t**6 / 64)
+    assert abs(resid[0] / t[0] ** 9 + 539 / 4096) < 0.01 and abs(resid[1] / t[1] ** 9 + 539 / 4096) < 0.01
+    assert np.all(np.abs(scaled - (1 - 5 * t**3 / 16)) < 11 / 32 * t**6 + 1e-9)
+    a_mid = np.array([-3.0, -2.0, -1.0])
+    assert np.allclose(1 - 2 * np.abs(a_mid) * AT.separatrix(a_mid) ** 2, AT.separatrix_gap(a_mid), rtol=1e-8)
+    assert isinstance(AT.separatrix_gap(-4.0), float)
+    for bad in (0.5, 0.0, -300.0):
+        with pytest.raises(ValueError, match="a must"):
+            AT.separatrix_gap(bad)
+
+
+def test_a_very_stiff_start_is_integrated_not_stuck():
+    """From (-6.53, 4.95, 1.23) (c ~ 1e5) the first trial steps overflow; dopri54_step used to return a NaN step
+    factor there, and the flow never left t = 0 ("undecided"). Rejected and retried shorter, it reaches Gamma*."""
+    import warnings
+
+    e0, w0, a0 = np.array([-6.53130149]), np.array([4.95436042]), np.array([1.23271861])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warnings escape either
+        res = integrate_batch(e0, w0, 0.12, 0.98, a0=a0, t_max=4e5, max_steps=3000, gtol="data")
+    assert res.outcome[0] == "global_min" and res.t[0] > 0 and res.steps < 3000

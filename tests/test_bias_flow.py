@@ -46,6 +46,15 @@ def test_energy_balance_law_and_rate():
     assert np.abs(r.energy_drift).max() > 1e-3  # the energy really drifts with a free bias
 
 
+def test_energy_balance_holds_where_w_approaches_zero():
+    """From b0 = 0 at (0.02, 0.88) the flow from (-2, 0.087) runs to w ~ 1e-12 (E contains log|w|): w is held to
+    relative accuracy, so the integrated balance still matches E(end) - E(0) (an absolute tolerance on w left 5e-5)."""
+    p, q = 0.02, 0.88
+    r = BF.integrate_free_bias([-2.0, -2.0], [4 / 46, 12 / 46], 0.0, p, q, t_max=2e4)
+    assert np.abs(r.w).min() < 1e-10
+    assert np.abs(r.energy_drift - r.balance).max() < 1e-6 * (1 + np.abs(r.balance).max())
+
+
 def test_flow_from_optimal_bias_on_the_axis_stays():
     """On the w-axis at b = log(p/q) every point is critical (Thm 6): the flow does not move."""
     p, q = 0.7, 0.6

@@ -145,3 +145,31 @@ def test_gradient_descent_energy_drift_shrinks_with_step():
 def test_bad_input(call, msg):
     with pytest.raises(ValueError, match=msg):
         call()
+
+
+def test_data_rate_and_horizon():
+    """|g'(0)| = pq|p + q - 1|/(p + q)^2 sets the speed of the flow; the horizon keeps t_eff / |g'(0)| fixed."""
+    from markovlib.markov.flow import HORIZON_CAP, data_rate, horizon
+
+    for p, q in ((0.9, 0.9), (0.1, 0.1), (0.02, 0.93), (0.98, 0.12)):
+        assert data_rate(p, q) == pytest.approx(p * q * abs(p + q - 1) / (p + q) ** 2, rel=1e-12)
+        assert horizon(p, q, 100.0) * data_rate(p, q) == pytest.approx(100.0)
+    assert horizon(0.9, 0.9) == pytest.approx(2e4)
+    assert horizon(0.4, 0.6) == HORIZON_CAP  # p + q = 1: g'(0) = 0
+    with pytest.raises(ValueError, match="t_eff"):
+        horizon(0.5, 0.8, 0.0)
+
+
+def test_slow_chains_need_the_data_scaled_stop_tolerance():
+    """At (0.02, 0.88), |g'(0)| = 0.002: a fixed gtol = 1e-8 stops flows towards the local minimum while |e| is still
+    above classify's 1e-6 ("undecided"); gtol="data" (1e-8 |g'(0)|) runs them to the axis."""
+    p, q = 0.02, 0.88
+    # w0 < -1/sqrt2 and E0 < E_sad: local minima
+    e0, w0 = np.array([-1.5443038, -1.44303797, 1.5]), np.array([-2.0, -1.94936709, -2.0])
+    assert np.all(predict_limit(e0, w0, p, q).outcome == "local_min")
+    fixed = integrate_batch(e0, w0, p, q, t_max=2e6)
+    scaled = integrate_batch(e0, w0, p, q, t_max=2e6, gtol="data")
+    assert np.any(fixed.outcome == "undecided")
+    assert np.all(scaled.outcome == "local_min")
+    with pytest.raises(ValueError, match="gtol"):
+        integrate_batch(e0, w0, p, q, gtol=-1.0)

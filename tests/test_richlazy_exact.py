@@ -98,3 +98,38 @@ def test_validation():
         RE.separating_surface(-0.5, 0.0, 0.0)
     with pytest.raises(ValueError, match="tau"):
         RE.separating_surface(-0.5, 400.0, 1.0)
+
+
+def test_crossing_cosine_decides_the_zero_crossing_of_the_authors_init():
+    """crossing_cosine (the chapter's eq. grq-eq-cos-c): with a0 > 0 and a0 w0 = beta0, the flow crosses a = 0
+    exactly when cos(beta0, beta*) is below it; checked against the sign of c1 and an independent integration."""
+    rng = np.random.default_rng(5)
+    bstar = np.array([0.0, rng.uniform(0.5, 1.5)])
+    b = np.linalg.norm(bstar)
+    deltas = rng.uniform(-5, 2, 120)
+    cosines = rng.uniform(-0.9, 0.9, 120)
+    r0 = rng.uniform(0.5, 1.5, 120)
+    beta0 = r0[:, None] * np.column_stack([np.sqrt(1 - cosines**2), cosines])
+    a0 = np.sqrt((deltas + np.sqrt(deltas**2 + 4 * r0**2)) / 2)
+    W0 = beta0 / a0[:, None]
+    c1 = RE.basin_margin(a0, W0, bstar)
+    pred = np.array([c < RE.crossing_cosine(dl, r, b) for c, dl, r in zip(cosines, deltas, r0)])
+    keep = np.abs(c1) > 1e-6
+    assert np.array_equal(pred[keep], (c1 < 0)[keep]) and pred.sum() > 10
+    a_t, _ = _flow(a0[keep], W0[keep], bstar, 40.0, n_eval=2000)
+    crossed = np.any(np.sign(a_t) != np.sign(a_t[:, :1]), axis=1)
+    assert np.array_equal(crossed, pred[keep])
+
+
+def test_crossing_cosine_limits_and_validation():
+    assert RE.crossing_cosine(0.0, 0.7, 1.3) == pytest.approx(-1.0, abs=1e-15)
+    assert np.all(RE.crossing_cosine(np.array([0.1, 1.0, 50.0]), 1.0, 1.0) < -1)
+    big = -1e6
+    assert RE.crossing_cosine(big, 0.8, 1.2) == pytest.approx(-0.8 * 1.2 / big**2, rel=1e-5)
+    vals = RE.crossing_cosine(-np.logspace(-2, 3, 30), 1.0, 0.9)
+    assert np.all(np.diff(vals) > 0) and np.all(vals < 0)  # rises towards 0 as delta -> -infinity
+    assert RE.crossing_cosine(-2.0, 0.6, 1.4) == pytest.approx(RE.crossing_cosine(-2.0, 1.4, 0.6), rel=1e-14)
+    with pytest.raises(ValueError, match="beta0_norm"):
+        RE.crossing_cosine(-1.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match="delta"):
+        RE.crossing_cosine(np.nan, 1.0, 1.0)

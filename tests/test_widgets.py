@@ -12,7 +12,7 @@ from markovlib.book import widgets
 from markovlib.markov import drawings
 from markovlib.markov.canonical import classify
 from markovlib.markov.energy import SADDLE_ENERGY, energy, predict_limit
-from markovlib.markov.flow import integrate
+from markovlib.markov.flow import horizon, integrate
 
 # (p, q, e0, w0): both sides of p + q = 1 and i.i.d. data, every region of Thms 2 and 8, the invariant lines
 CASES = [
@@ -45,7 +45,7 @@ def test_draw_returns_the_outcome_it_displays(draw, p, q, e0, w0):
     pred = predict_limit(e0, w0, p, q)
     assert out["predicted"] == pred.outcome
     assert np.allclose(out["limit"], (pred.e, pred.w))
-    tr = integrate(e0, w0, p, q)
+    tr = integrate(e0, w0, p, q, t_max=horizon(p, q) if draw is drawings.draw_energy else 2e4)
     assert np.allclose(out["reached_point"], (tr.e[-1], tr.w[-1]))
     assert out["reached"] == out["predicted"]  # the flow ends where the energy says (Thms 2, 8)
     if p + q != 1:
@@ -58,6 +58,16 @@ def test_draw_returns_the_outcome_it_displays(draw, p, q, e0, w0):
             assert np.isclose(out["energy0"], energy(e0, w0)) and out["energy_drift"] < 1e-6
         else:
             assert np.isnan(out["energy0"])
+
+
+def test_draw_energy_waits_for_slow_chains():
+    """At (0.02, 0.88), |g'(0)| = 0.002: by t = 2e4 the flow to the local minimum is not there yet; draw_energy's
+    default horizon (flow.horizon, the same effective time as for the chains of Fig. 1) reaches it."""
+    p, q, e0, w0 = 0.02, 0.88, 0.025316455696202667, -0.7341772151898733  # next to the saddle: slow
+    tr = integrate(e0, w0, p, q, t_max=2e4)
+    assert classify(tr.e[-1], tr.w[-1], p, q, atol=1e-6) == "regular"
+    out = drawings.draw_energy(p, q, e0, w0, arrows=False)
+    assert out["predicted"] == out["reached"] == "local_min"
 
 
 def test_draw_without_axes_makes_a_figure():

@@ -18,7 +18,9 @@ Invariants of gradient flow theta' = -g'(c) grad c:
   descends f either reaches the a-axis e = 0 at a finite point A (region R_0, "reaches e = 0") or crosses the
   curve Gamma = {1 + 2 a e^2 = 0} (where e stops shrinking) and then runs to f -> -infinity. The label of a
   line is A in R_0 and a_Gamma, the value of a where it crosses Gamma, outside. The boundary of R_0 is one
-  line, the separatrix S (``separatrix``), asymptotic to Gamma as a -> -infinity.
+  line, the separatrix S (``separatrix``), asymptotic to Gamma as a -> -infinity (``separatrix_gap``). The label
+  is exact along every flow; computed from a point far along its line (towards increasing a) it is
+  ill-conditioned, and within rounding of S it is undetermined (``planar_label``).
 
 Basins (beyond the paper; derived in book/attention.ipynb and checked there against integrated flows). Along the
 line through (e0, a0) in R_0, h = e^2 - 2a^2 increases with f from h = -2A^2 at e = 0, and the flow restricted to
@@ -45,7 +47,7 @@ from .energy import SADDLE_ENERGY, energy, predict_limit
 
 __all__ = [
     "attention_factor", "pre_coefficient", "coefficient_grad", "hessian", "classify", "PlanarLabel",
-    "planar_label", "separatrix", "reduced_energy", "basin_boundary", "Limit3", "predict_outcome",
+    "planar_label", "separatrix", "separatrix_gap", "reduced_energy", "basin_boundary", "Limit3", "predict_outcome",
 ]
 
 _L_END = -46.0  # log(e^2) at which a descending planar line counts as having reached e = 0 (e ~ 1e-10)
@@ -133,6 +135,14 @@ def planar_label(e, a, rtol=1e-11, atol=1e-12, max_steps=20000):
     in arc length of (log e^2, a)). Points above Gamma (1 + 2 a e^2 > 0) descend f: they either reach e = 0 (then
     A is that a) or meet Gamma; points below Gamma ascend f until they meet Gamma. Returns :class:`PlanarLabel`.
     The line, hence the label, is the same for e and -e.
+
+    Conditioning (derived in book/attention.ipynb, eq-att-squeeze). The label is exactly constant along gradient
+    flow, but computed from a point it is only as good as the point: along increasing a, neighbouring lines are
+    squeezed together by J = exp(-int 4/u^2 da) (strongly near Gamma at negative a, where every line converges to
+    the separatrix S), so an error delta in e^2 at a point reached by following a line towards increasing a moves
+    the label by about delta / J. At points within that resolution of S the label is undetermined (A -> -infinity
+    as the line approaches S from R_0, a_gamma -> -infinity from outside): only the labels of a start, or of
+    points resolved away from S, carry information. The labels are computed to about 10 rtol (1 + |label|).
     """
     e, a = np.broadcast_arrays(checks.finite_array("e", e), checks.finite_array("a", a))
     shape = e.shape
@@ -205,6 +215,43 @@ def separatrix(a, rtol=1e-12):
         raise RuntimeError(f"separatrix: {sol.message}")
     out = np.sqrt(sol.sol(flat)[0])
     return float(out[0]) if shape == () else out.reshape(shape)
+
+
+def separatrix_gap(a, rtol=1e-12):
+    """gamma(a) = 1 - 2|a| e_S(a)^2 for a < 0: how far the separatrix S lies inside Gamma = {1 + 2 a e^2 = 0}.
+
+    S approaches Gamma as a -> -infinity, gamma ~ 1/(16|a|^3), so 1 - 2|a| e_S^2 computed from ``separatrix``
+    loses the digits of e_S^2 that the subtraction cancels (at a = -20 about six of them). Here gamma itself is
+    integrated: with s = -a and u = e^2 = (1 - gamma)/(2s), the line equation du/da = 4 (1 + 2au)/u becomes
+
+        d gamma / da = (1 - gamma)/s - 16 s^2 gamma / (1 - gamma),
+
+    stiff (rate 16 s^2) and attracting, integrated by Radau with its exact Jacobian from a = -200 (started on the
+    series t^3/16 - 5 t^6/256, t = 1/s) to the largest requested a, at relative tolerance ``rtol`` (gamma > 0 is
+    held to relative accuracy: no absolute tolerance).
+    """
+    from scipy.integrate import solve_ivp
+
+    a = checks.finite_array("a", a)
+    rtol = checks.positive_real("rtol", rtol)
+    if a.size and not np.all((a < 0) & (a > _GAP_START)):
+        raise ValueError(f"a must lie in ({_GAP_START:g}, 0) (the separatrix gap is measured from Gamma at a < 0)")
+    shape = a.shape
+    flat = a.ravel().astype(float)
+    t0 = -1.0 / _GAP_START
+    g0 = t0**3 / 16 - 5 * t0**6 / 256
+    rhs = lambda x, g: (1 - g) / (-x) - 16 * x * x * g / (1 - g)  # noqa: E731
+    jac = lambda x, g: [[1 / x - 16 * x * x / (1 - g[0]) ** 2]]  # noqa: E731
+    a_end = float(flat.max()) if flat.size else -1.0
+    sol = solve_ivp(rhs, (_GAP_START, a_end), [g0], method="Radau", rtol=rtol, atol=1e-300, jac=jac,
+                    dense_output=True)
+    if not sol.success:  # pragma: no cover
+        raise RuntimeError(f"separatrix_gap: {sol.message}")
+    out = sol.sol(flat)[0]
+    return float(out[0]) if shape == () else out.reshape(shape)
+
+
+_GAP_START = -200.0  # where separatrix_gap starts on the series of S
 
 
 def reduced_energy(e, w, a, label=None):

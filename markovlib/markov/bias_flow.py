@@ -29,6 +29,8 @@ from .canonical import coefficient, grad, hessian, sigmoid
 from .energy import energy
 from .flow import classify_end
 
+_TINY = 1e-300  # the absolute tolerance on w: relative accuracy only
+
 
 def _pq(p, q):
     return checks.probability("p", p), checks.probability("q", q)
@@ -79,6 +81,8 @@ def integrate_free_bias(e0, w0, b0, p, q, t_max=2e4, rtol=1e-9, atol=1e-11, t_ev
     ``canonical.hessian``), so the cost of a step grows linearly with n. ``b0`` broadcasts against (e0, w0)
     (e.g. ``canonical.optimal_bias(e0, w0, p, q)`` or 0).
     ``t_eval``: optional increasing times in [0, t_max] at which the states are kept (``path``).
+    ``atol`` applies to e, b and J; w is held to the relative accuracy ``rtol`` (it may approach 0 exponentially and
+    E contains log|w|).
     """
     p, q = _pq(p, q)
     (e0, w0, b0), shape = _points(e0, w0, b0)
@@ -119,6 +123,10 @@ def integrate_free_bias(e0, w0, b0, p, q, t_max=2e4, rtol=1e-9, atol=1e-11, t_ev
         return sparse.csc_matrix((vals, (rows, cols)), shape=(4 * n, 4 * n))
 
     y0 = np.concatenate([e0, w0, b0, np.zeros(n)])
+    # w is held to relative accuracy only: it never changes sign (Lemma 9) but can approach 0 exponentially (to
+    # 1e-12 and below on the way to a global minimum at w -> 0), and E contains log|w|, so an absolute tolerance on
+    # w would leave E(end) - and the energy balance - wrong by atol / |w|
+    atol = np.concatenate([np.full(n, atol), np.full(n, _TINY), np.full(2 * n, atol)])
     sol = solve_ivp(rhs, (0.0, t_max), y0, method=method, rtol=rtol, atol=atol, jac=jac,
                     t_eval=t_eval)
     if not sol.success:

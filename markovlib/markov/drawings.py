@@ -181,18 +181,20 @@ def draw_landscape(p, q, e0, w0, ax=None, t_max=2e4):
             "reached_point": (float(tr.e[-1]), float(tr.w[-1])), "energy_drift": tr.energy_drift}
 
 
-def draw_energy(p, q, e0, w0, ax=None, t_max=2e4, arrows=True):
+def draw_energy(p, q, e0, w0, ax=None, t_max=None, arrows=True):
     """The conserved energy of Lemma 1 with one gradient-flow trajectory (chapter gradient_flow_energy).
 
     Draws the energy contours, the saddle asymptotes {E = E_sad}, the critical loci, the flow from (e0, w0), the
     predicted limit (Thm 2 / Thm 8) and the point reached. Returns {"predicted", "reached", "limit",
     "reached_point", "energy0", "energy_drift"} (energy0 and energy_drift are NaN on the invariant line w0 = 0).
+    ``t_max=None``: the horizon ``flow.horizon(p, q)`` (2e4 for the chains of Fig. 1, longer for slow chains).
     """
     import matplotlib.pyplot as plt
 
     from .energy import SADDLE_ENERGY, energy
+    from .flow import horizon
 
-    predicted, tr, reached = flow_outcomes(p, q, e0, w0, t_max=t_max)
+    predicted, tr, reached = flow_outcomes(p, q, e0, w0, t_max=horizon(p, q) if t_max is None else t_max)
     if ax is None:
         _, ax = plt.subplots(figsize=(6.6, 6.2))
     e_lim, w_lim = _view(tr, predicted)
@@ -266,13 +268,14 @@ def attention_critical_sets(ax, p, q, e_lim=(-2.0, 2.0), w_lim=(-2.0, 2.0), a_li
     return []
 
 
-def draw_attention(p, q, e0, w0, a0, ax=None, t_max=2e4):
+def draw_attention(p, q, e0, w0, a0, ax=None, t_max=None):
     """Gradient flow of L(e, w, a) with the attention scalar, in 3-D (chapter attention; paper's Figs. 2, 5).
 
     Integrates the flow from (e0, w0, a0) with ``flow.integrate`` (LSODA), names its end point as
     ``flow.integrate_batch`` does ("global_min", "unigram" or "undecided"), and compares it with the outcome that
     ``attention.predict_outcome`` reads off the two invariants (the energy E and the planar label A). Draws the
     critical sets (``attention_critical_sets``) and the trajectory. ``ax`` must be a 3-D axes (created if None).
+    ``t_max=None``: the horizon ``flow.horizon(p, q)`` (2e4 for p = q = 0.9, longer for slow chains).
 
     Returns {"predicted", "reached", "limit" (the reached point (e, w, a)), "predicted_limit" ((0, w_inf, A) for a
     unigram prediction, NaNs for a global one), "energy0", "energy_drift", "A", "reduced_energy"}.
@@ -281,7 +284,7 @@ def draw_attention(p, q, e0, w0, a0, ax=None, t_max=2e4):
 
     from .attention import planar_label, predict_outcome
     from .energy import energy
-    from .flow import classify_end, integrate
+    from .flow import classify_end, horizon, integrate
 
     if ax is None:
         fig = plt.figure(figsize=(7.2, 6.4))
@@ -290,7 +293,7 @@ def draw_attention(p, q, e0, w0, a0, ax=None, t_max=2e4):
         raise ValueError("draw_attention needs a 3-D axes (fig.add_subplot(projection='3d')) or ax=None")
     lab = planar_label(e0, a0)
     pred = predict_outcome(e0, w0, a0, p, q, label=lab)
-    tr = integrate(e0, w0, p, q, a0=a0, t_max=t_max)
+    tr = integrate(e0, w0, p, q, a0=a0, t_max=horizon(p, q) if t_max is None else t_max)
     end = (float(tr.e[-1]), float(tr.w[-1]), float(tr.a[-1]))
     reached = classify_end(*end, p, q)
     E0 = float(energy(e0, w0, a0)) if w0 != 0 else float("nan")

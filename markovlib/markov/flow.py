@@ -16,8 +16,40 @@ from scipy.integrate import solve_ivp
 
 from ..numerics import checks
 from ..numerics.dopri import dopri54_step
-from .canonical import _c_star, _classify, _coefficient, _grad_c, _m, _optimal_beta, _reduced_loss, sigmoid
+from .canonical import (
+    _c_star,
+    _classify,
+    _coefficient,
+    _grad_c,
+    _m,
+    _optimal_beta,
+    _reduced_loss,
+    _reduced_loss_grad,
+    sigmoid,
+)
 from .energy import energy
+
+HORIZON_CAP = 1e9  # the longest horizon ``horizon`` returns (chains on, or next to, the line p + q = 1)
+
+
+def data_rate(p, q) -> float:
+    """|g'(0)| = pq|p + q - 1| / (p + q)^2: the rate at which the data drive gradient flow near the plane e = 0.
+
+    The flow is -g'(c) grad c (Lemma 7): the chain enters the direction of the flow only through the sign of g'(c)
+    and its speed only through |g'(c)|, which near the critical plane and the saddle is |g'(0)|. It is 0.2 for the
+    chains of the paper's Fig. 1, (0.9, 0.9) and (0.1, 0.1), and small near p + q = 1 and at the corners of the
+    range (about 1e-3 at (0.02, 0.93)); 0 for p + q = 1."""
+    p, q = checks.probability("p", p), checks.probability("q", q)
+    return abs(float(_reduced_loss_grad(0.0, p, q)))
+
+
+def horizon(p, q, t_eff=4000.0) -> float:
+    """The integration horizon t_eff / |g'(0)| (``data_rate``): the same effective time t_eff for every chain (2e4 for
+    the chains of Fig. 1), capped at ``HORIZON_CAP`` (for p + q = 1, where g'(0) = 0 and flows approach their
+    degenerate minima only algebraically)."""
+    t_eff = checks.positive_real("t_eff", t_eff)
+    rate = data_rate(p, q)
+    return HORIZON_CAP if rate * HORIZON_CAP <= t_eff else t_eff / rate
 
 
 def _field(y, p, q):
@@ -111,12 +143,18 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
     """Advance many initializations of gradient flow at once (vectorized Dormand-Prince 5(4), one step size each).
 
     Each flow runs until |grad L| < gtol or c = c* to rounding (it has reached a critical point) or t = t_max;
+    ``gtol="data"`` stops at |grad L| < 1e-8 |g'(0)| (``data_rate``): near the plane e = 0 the gradient is about
+    2|g'(0)| |e| m(w), so a fixed gtol would stop the flows of slow chains (p + q near 1, the corners of the range)
+    while |e| is still above the classification tolerance;
     finished flows leave the active set, so the cost follows the slowest flows only. The final point is classified with
     ``canonical.classify`` at tolerance 1e-6 (2-D), or as "global_min" / "unigram" (c -> c* / c -> 0) in 3-D.
     """
     p, q = checks.probability("p", p), checks.probability("q", q)
     y, shape = _stack(e0, w0, a0)
     t_max = checks.positive_real("t_max", t_max)
+    if isinstance(gtol, str) and gtol == "data":
+        gtol = 1e-8 * (data_rate(p, q) or 1.0)
+    gtol = checks.positive_real("gtol", gtol)
     n = y.shape[0]
     t = np.zeros(n)
     h = np.full(n, 1e-3)
@@ -132,34 +170,36 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
         bar = progress_bar(total=n, desc="flows finished", leave=False)
     cs = _c_star(p, q)
     steps = 0
-    while active.size and steps < max_steps:
-        steps += 1
-        ya, ta, ha = y[active], t[active], np.minimum(h[active], t_max - t[active])
-        y5, k7, _, ok, factor = dopri54_step(field, ya, ha, f_act, rtol, atol)
-        h[active] = ha * factor
-        acc = active[ok]
-        y[acc] = y5[ok]
-        t[acc] = ta[ok] + ha[ok]
-        f_new = np.where(ok[:, None], k7, f_act)  # FSAL: k7 is the field at the accepted point
-        gnorm = np.sqrt(np.sum(f_new ** 2, axis=1))
-        # On the global-minimum manifold {c = c*} the flow has arrived even when |grad L| cannot drop below gtol:
-        # there the Hessian's one non-zero eigenvalue g''(c*)|grad c|^2 can be large, and the explicit scheme then
-        # chatters at its stability limit with |grad L| ~ that eigenvalue times the local error.
-        # "Arrived" means c = c* to the resolution of c that the state's tolerance allows.
-        yacc = y[active]
-        c_now = _coefficient_rows(yacc)
-        e_, w_ = yacc[:, 0], yacc[:, 1]
-        a_ = yacc[:, 2] if yacc.shape[1] == 3 else 0.0
-        grad_c = np.abs(np.stack(_grad_c(e_, w_, a_), axis=1)).sum(axis=1)
-        resolution = 10 * (atol + rtol * np.abs(yacc).max(axis=1)) * grad_c
-        at_gamma = np.abs(c_now - cs) <= np.maximum(resolution, 1e-13 * np.maximum(1.0, np.abs(cs)))
-        arrived = (gnorm < gtol) | at_gamma
-        fin = ok & (arrived | (t[active] >= t_max * (1 - 1e-12)))
-        converged[active[fin & arrived]] = True
-        keep = ~fin
-        active, f_act = active[keep], f_new[keep]
-        if bar is not None:
-            bar.update(int(fin.sum()))
+    # a trial stage of a far too long step may overflow: dopri54_step rejects that step and retries it shorter
+    with np.errstate(over="ignore", invalid="ignore"):
+        while active.size and steps < max_steps:
+            steps += 1
+            ya, ta, ha = y[active], t[active], np.minimum(h[active], t_max - t[active])
+            y5, k7, _, ok, factor = dopri54_step(field, ya, ha, f_act, rtol, atol)
+            h[active] = ha * factor
+            acc = active[ok]
+            y[acc] = y5[ok]
+            t[acc] = ta[ok] + ha[ok]
+            f_new = np.where(ok[:, None], k7, f_act)  # FSAL: k7 is the field at the accepted point
+            gnorm = np.sqrt(np.sum(f_new ** 2, axis=1))
+            # On the global-minimum manifold {c = c*} the flow has arrived even when |grad L| cannot drop below gtol:
+            # there the Hessian's one non-zero eigenvalue g''(c*)|grad c|^2 can be large, and the explicit scheme then
+            # chatters at its stability limit with |grad L| ~ that eigenvalue times the local error.
+            # "Arrived" means c = c* to the resolution of c that the state's tolerance allows.
+            yacc = y[active]
+            c_now = _coefficient_rows(yacc)
+            e_, w_ = yacc[:, 0], yacc[:, 1]
+            a_ = yacc[:, 2] if yacc.shape[1] == 3 else 0.0
+            grad_c = np.abs(np.stack(_grad_c(e_, w_, a_), axis=1)).sum(axis=1)
+            resolution = 10 * (atol + rtol * np.abs(yacc).max(axis=1)) * grad_c
+            at_gamma = np.abs(c_now - cs) <= np.maximum(resolution, 1e-13 * np.maximum(1.0, np.abs(cs)))
+            arrived = (gnorm < gtol) | at_gamma
+            fin = ok & (arrived | (t[active] >= t_max * (1 - 1e-12)))
+            converged[active[fin & arrived]] = True
+            keep = ~fin
+            active, f_act = active[keep], f_new[keep]
+            if bar is not None:
+                bar.update(int(fin.sum()))
     if bar is not None:
         bar.close()
     e, w = y[:, 0], y[:, 1]

@@ -27,7 +27,8 @@ def dopri54_step(field, y, h, k1, rtol, atol):
     """One attempted Dormand-Prince 5(4) step of size ``h`` (one per row) from the states ``y`` (n, dim), with
     ``k1 = field(y)``. Returns (y5, k7, err_norm, ok, factor): the 5th-order solution, the field at it (the next
     step's k1 when accepted), the RMS of the embedded error over atol + rtol max(|y|, |y5|), ``ok = err_norm <= 1``
-    and the step-size factor 0.9 err_norm^(-1/5) clipped to [0.2, 5]."""
+    and the step-size factor 0.9 err_norm^(-1/5) clipped to [0.2, 5] (0.2 where a stage overflowed, e.g. a first
+    step far too long for a very stiff start)."""
     k = [k1]
     for i in range(1, 7):
         yi = y + h[:, None] * sum(_A[i][j] * k[j] for j in range(i) if _A[i][j] != 0)
@@ -35,7 +36,9 @@ def dopri54_step(field, y, h, k1, rtol, atol):
     y5 = y + h[:, None] * sum(_B5[j] * k[j] for j in range(7) if _B5[j] != 0)
     err = h[:, None] * sum((_B5[j] - _B4[j]) * k[j] for j in range(7))
     scale = atol + rtol * np.maximum(np.abs(y), np.abs(y5))
-    en = np.sqrt(np.mean((err / scale) ** 2, axis=1))
-    ok = en <= 1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        en = np.sqrt(np.mean((err / scale) ** 2, axis=1))
+    ok = en <= 1.0  # False where a stage overflowed (en is inf or NaN): the step is rejected
     factor = np.clip(0.9 * np.where(en > 0, en, 1e-10) ** -0.2, 0.2, 5.0)
+    factor = np.where(np.isfinite(en), factor, 0.2)  # and retried 5 times shorter, never with a NaN step size
     return y5, k[6], en, ok, factor

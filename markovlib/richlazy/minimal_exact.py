@@ -249,6 +249,27 @@ def basin_margin(a, w, beta_star):
     return (w @ bstar) / S + ratio * a  # ratio = -lambda_- / S* in (0, 1], no overflow for huge entries
 
 
+def crossing_cosine(delta, beta0_norm, beta_star_norm):
+    """The cosine below which the whitened flow from the authors' initialization crosses a = 0 (App. A.2.5 with
+    Fig. 3's init: a0 > 0, a0 w0 = beta0, a0^2 - ||w0||^2 = delta). With
+    A(delta, r) = (delta + sqrt(delta^2 + 4 r^2))/2, a0^2 = A(delta, ||beta0||) and -lambda_- = A(delta, ||beta*||), so
+    c1 S* = ||beta*|| ||beta0|| cos / a0 - lambda_- a0 is negative iff
+    cos(beta0, beta*) < -A(delta, ||beta0||) A(delta, ||beta*||) / (||beta*|| ||beta0||). Returns that threshold: -1
+    at delta = 0, below -1 for delta > 0 (no crossing), rising to 0 as delta -> -infinity (about
+    -||beta*|| ||beta0|| / delta^2). Broadcasts over delta; A is evaluated without cancellation."""
+    delta = checks.finite_array("delta", delta)
+    r0 = _scalar("beta0_norm", beta0_norm)
+    b = _scalar("beta_star_norm", beta_star_norm)
+    if not (0 < r0 <= 1e150 and 0 < b <= 1e150):
+        raise ValueError(f"beta0_norm and beta_star_norm must lie in (0, 1e150], got {beta0_norm!r} and "
+                         f"{beta_star_norm!r}")
+    if np.any(np.abs(delta) > 1e150):
+        raise ValueError("delta must have size at most 1e150")
+    a2_0 = _a2_wn2(r0, delta)[0]  # A(delta, r0)
+    a2_b = _a2_wn2(b, delta)[0]  # A(delta, b)
+    return -(a2_0 / r0) * (a2_b / b)
+
+
 def separating_surface(delta, tau, beta_star_norm):
     """Points (a, u, s) of the separating surface of App. A.2.5 at conserved delta <= 0 (u = w^T beta*/b, s the
     norm of w's part orthogonal to beta*): u = zeta_- a with zeta_- = lambda_-/b, and a^2 - u^2 - s^2 = delta, i.e.
