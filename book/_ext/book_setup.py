@@ -4,7 +4,8 @@ The book must render offline (CI's browser test has no internet), so the MathJax
 ``django-static-mathjax`` ships (pinned in requirements.txt; it needs no Django) is copied into
 ``_static/mathjax`` and Sphinx's ``mathjax_path`` points there.
 
-It also drops repeated inline <script> blocks: sphinx-thebe registers its configuration script once per
+It also serves the static explorers' script and style (``book/_static/explorer.js``, ``explorer.css``; see
+:mod:`markovlib.book.explorers`) from the book's ``_static``, and drops repeated inline <script> blocks: sphinx-thebe registers its configuration script once per
 ``env-before-read-docs`` and jupyter-book fires that more than once, so pages declared ``const THEBE_JS_URL`` twice
 (a SyntaxError in the browser console).
 """
@@ -20,8 +21,12 @@ def _mathjax_es5() -> Path:
     return Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
 
 
+STATIC = Path(__file__).resolve().parents[1] / "_static"
+
+
 def _config_inited(app, config):
     config.mathjax_path = "mathjax/tex-mml-chtml.js"
+    config.html_static_path = list(config.html_static_path) + [str(STATIC)]
 
 
 def _build_finished(app, exception):
@@ -51,4 +56,6 @@ def setup(app):
     app.connect("config-inited", _config_inited)
     app.connect("build-finished", _build_finished)
     app.connect("html-page-context", _dedupe_scripts)
+    app.add_js_file("explorer.js")
+    app.add_css_file("explorer.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,5 +4,6 @@
 - ``params``: papermill parameter validation.
 - ``sweep``: papermill over a grid on dask, and ``record_results``.
 - ``plotting``: the book's figure style and colours.
-- ``widgets``: the ipywidgets wiring of the explorers; ``session``: live kernel or batch run; ``progress``: progress bars.
+- ``widgets``: the ipywidgets wiring of the live explorers; ``explorers``: the static explorers of the rendered
+  book (sliders over precomputed frames); ``session``: live kernel or batch run; ``progress``: progress bars.
 """
