@@ -184,6 +184,25 @@ def test_train_many_matches_single_runs_and_validates_first():
         train_many([dict(TINY, out="x")])
 
 
+def test_train_many_snapshots_are_the_weights_at_those_steps():
+    cfg = dict(TINY, steps=5, eval_every=0)
+    (res,) = train_many([cfg], workers=1, progress=False, snapshot_steps=[0, 2, 5, 99])
+    assert sorted(res["snapshots"]) == [0, 2, 5]  # step 99 is never reached
+    for name, w in res["weights"].items():
+        assert (res["snapshots"][5][name] == w).all()
+    trainer = Trainer(**cfg, progress=False)
+    init = {k: v.detach().double().numpy() for k, v in trainer.model.named_parameters()}
+    trainer.train(stop_at=2)
+    for name, w in trainer.model.named_parameters():
+        assert (res["snapshots"][0][name] == init[name]).all()
+        assert (res["snapshots"][2][name] == w.detach().double().numpy()).all()
+    assert "snapshots" not in train_many([cfg], progress=False)[0]
+    with pytest.raises(ValueError, match="snapshot_steps"):
+        train_many([cfg], progress=False, snapshot_steps=[-1])
+    with pytest.raises(ValueError, match="snapshot_steps"):
+        train_many([cfg], progress=False, snapshot_steps=3)
+
+
 def test_context_coefficient_in_evaluation():
     trainer = Trainer(**TINY, progress=False)
     ev = trainer.evaluate()
