@@ -11,9 +11,10 @@ its retries when a worker dies) is listed in the manifest's ``failed_runs`` and 
 are submitted seed by seed, so every (chain, initialization) pair has about the same number of finished seeds
 whenever the job stops.
 
-Settings (reference Sec. 7, the authors' recipe): N = 1024, batch 16, d = 8, 1000 AdamW steps, lr 2e-3, betas
-(0.9, 0.95), weight decay 1e-3 on the layer's weight matrices only (nanoGPT decay groups), OneCycleLR (2 %
-warm-up from lr/100, cosine down to lr/5), no gradient clipping (their default), float32 on the CPU, 5 seeds.
+Settings (reference Sec. 7, the optimizer settings of the authors' code): N = 1024, batch 16, d = 8, 1000 AdamW
+steps, lr 2e-3, betas (0.9, 0.95), weight decay 1e-3 on the layer's weight matrices only (nanoGPT decay
+groups), OneCycleLR (2 % warm-up from lr/100, cosine down to lr/5), no gradient clipping (their default), 5 seeds;
+float32 on the CPU, where the authors trained under float16 autocast on a GPU.
 Initializations: the standard N(0, 0.02^2) and both of the authors' guideline inits in their 2-token model, and
 the guideline point (e, w) = (1, -1) of the paper's binary model. Chains: (p, q) = (0.5, 0.8) (Fig. 4,
 p + q > 1) and (0.2, 0.3) (p + q < 1). Each run is one ``python -m markovlib train`` command (recorded in the
