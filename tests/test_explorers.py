@@ -72,6 +72,26 @@ def test_bad_arguments_are_refused(kw, message):
 @pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_the_page_script_moves_the_view_and_the_readout(tmp_path):
+    # Playwright's sync API refuses a thread whose asyncio loop is running (another browser test of the same
+    # xdist worker may hold one open): drive the browser from a thread of its own
+    import threading
+
+    errors = []
+
+    def run():
+        try:
+            _drive_the_page(tmp_path)
+        except BaseException as exc:  # noqa: BLE001 -- re-raised in the test's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
+def _drive_the_page(tmp_path):
     from playwright.sync_api import sync_playwright
 
     ex = _explorer(initial={"slope": -1.0, "shift": 1})
