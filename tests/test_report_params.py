@@ -160,3 +160,34 @@ def test_z_score_is_never_nan():
     assert report.z_score(1.1, 1.0, 0.0) == math.inf
     with pytest.raises(ValueError, match="std_err"):
         report.z_score(1.0, 1.0, -1.0)
+
+
+def test_mean_test_is_student_t_with_a_floored_standard_error():
+    from scipy import stats
+    rng = np.random.default_rng(0)
+    x = rng.normal(1.0, 2.0, size=50)
+    res = report.mean_test(x, 1.3)
+    se = x.std(ddof=1) / np.sqrt(50)  # independent: the textbook formulas written out
+    assert abs(res.std_err - se) < 1e-15 and abs(res.z - abs(x.mean() - 1.3) / se) < 1e-12
+    assert abs(res.pvalue - stats.ttest_1samp(x, 1.3).pvalue) < 1e-12
+    const = report.mean_test(np.full(8, np.log(2)), np.log(2))  # the same loss on every sequence
+    assert const.std_err == 1e-13 and const.z < 1 and const.pvalue > 0.3
+    assert report.mean_test(np.full(8, 1.0), 1.0 + 1e-9).z > 1e3  # a real gap is not hidden by the floor
+    for bad in ([1.0], [1.0, np.nan]):
+        with pytest.raises(ValueError, match="samples"):
+            report.mean_test(bad, 0.0)
+    with pytest.raises(ValueError, match="se_floor"):
+        report.mean_test(x, 0.0, se_floor=0.0)
+
+
+def test_wilson_digits_never_print_a_failing_lower_end_as_the_rate():
+    assert report.wilson_digits(0.9497, 1.0, 0.95) == ("0.9497", "1.0000")
+    assert report.wilson_digits(0.9503, 1.0, 0.95)[0] == "0.9503"
+    assert report.wilson_digits(0.7312, 0.9, 0.5) == ("0.73", "0.90")
+    assert report.wilson_digits(0.5049, 0.9, 0.5)[0] == "0.505"
+    for lo in np.linspace(0.4, 0.6, 2001):  # the printed end is on the same side of the rate as the end itself
+        txt = report.wilson_digits(lo, 1.0, 0.5)[0]
+        assert (float(txt) > 0.5) == (lo > 0.5) or txt == "0.500000"
+    v = report.Verification()
+    with pytest.raises(AssertionError):
+        v.record_count("c", 120, 120, rate=0.95, check="x", kind="independent", family=12)

@@ -93,6 +93,46 @@ def z_score(estimate, truth, std_err, exact_tol: float = 1e-12) -> float:
     return 0.0 if abs(est - tru) < exact_tol else math.inf
 
 
+@dataclass(frozen=True)
+class MeanTest:
+    """A sampled mean against its predicted value: the mean, its standard error, |z| and the two-sided p-value."""
+    mean: float
+    std_err: float
+    z: float
+    pvalue: float
+
+
+def mean_test(samples, truth, *, se_floor: float = 1e-13) -> MeanTest:
+    """Test a Monte Carlo mean of independent ``samples`` (one per sequence) against ``truth``.
+
+    The standard error is estimated from the samples (``std(ddof=1) / sqrt(n)``), so the p-value is Student t's
+    with n - 1 degrees of freedom. A predictor whose loss is the same on every sequence (the constant 1/2 when
+    p = q) has a standard error of rounding size: it is floored at ``se_floor`` (the rounding level of a float64
+    mean of O(1) values), so that |z| measures statistics, not rounding."""
+    from scipy.stats import t as student_t
+    x = np.asarray(samples, dtype=float).ravel()
+    if x.size < 2 or not np.all(np.isfinite(x)):
+        raise ValueError(f"samples must hold at least 2 finite values, got {x.size} values")
+    tru = _finite_float("truth", truth)
+    floor = _finite_float("se_floor", se_floor)
+    if not floor > 0:
+        raise ValueError(f"se_floor must be > 0, got {se_floor!r}")
+    mean = float(x.mean())
+    se = max(float(x.std(ddof=1)) / math.sqrt(x.size), floor)
+    z = abs(mean - tru) / se
+    return MeanTest(mean, se, z, float(2 * student_t.sf(z, x.size - 1)))
+
+
+def wilson_digits(lo: float, hi: float, rate: float | None = None) -> tuple[str, str]:
+    """The interval's ends printed with enough decimals that a lower end which fails ``rate`` never prints as
+    ``rate`` (0.9497 against 0.95 prints 0.9497): two decimals, more only where needed (at most six)."""
+    for digits in range(2, 7):
+        if rate is None or (f"{lo:.{digits}f}" != f"{rate:.{digits}f}" and
+                            (float(f"{lo:.{digits}f}") > rate) == (lo > rate)):
+            break
+    return f"{lo:.{digits}f}", f"{hi:.{digits}f}"
+
+
 def wilson_interval(k, n, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion k/n at normal quantile z (default 95 %). Vectorized."""
     k = np.asarray(k, dtype=float)
@@ -242,7 +282,8 @@ class Verification:
             raise ValueError(f"rate must be in [0.5, 1) (a claim that holds more often than not), got {rate!r}")
         z = wilson_lower_z(alpha, family)
         lo, hi = wilson_interval(k, n, z)  # the two-sided 1 - 2 alpha/family interval: its lower end is one-sided
-        measured = f"{k}/{n} {unit}; Wilson {100 * (1 - 2 * alpha / family):.4g} % interval [{lo:.2f}, {hi:.2f}]"
+        lo_txt, hi_txt = wilson_digits(lo, hi, rate)
+        measured = f"{k}/{n} {unit}; Wilson {100 * (1 - 2 * alpha / family):.4g} % interval [{lo_txt}, {hi_txt}]"
         tolerance = f"lower end > {rate:g} (one-sided {100 * (1 - alpha / family):.4g} %"
         tolerance += f", Bonferroni over {family})" if family > 1 else ")"
         return self.record(claim, lo > rate, check=check, measured=measured, tolerance=tolerance, kind=kind,
