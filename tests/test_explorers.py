@@ -40,6 +40,7 @@ def test_frames_follow_the_grid_in_row_major_order():
     ex = _explorer(initial={"slope": 2.0, "shift": 1})
     assert ex.n_frames == 6 and ex.cols == 3
     assert ex.values == ["positive", "not positive", "not positive", "positive", "not positive", "positive"]
+    assert [r["sign"] for r in ex.results] == ex.values  # what draw returned, frame by frame
     assert ex.index(slope=0.5, shift=-1) == 2 and ex.initial == 5
     sheet = Image.open(io.BytesIO(ex.sprite))
     assert sheet.size == (3 * 160, 2 * 120) and sheet.mode == "P"

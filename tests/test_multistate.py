@@ -68,11 +68,9 @@ def test_lagged_covariance_monte_carlo():
 @pytest.mark.parametrize("attention", ["softmax", "linear", None])
 def test_zero_embedding_critical_and_hessian(attention):
     chain = random_chain(3, 1)
-    model = MarkovTransformer(4, 6, n_states=3, attention=attention, reference_impl=True)
-    model.init_weights("standard", std=0.5, seed=3)
-    with torch.no_grad():
-        model.embedding.zero_()
-        model.bias.copy_(torch.log(torch.as_tensor(chain.stationary)))
+    model = ms.zero_embedding_model(chain, d=4, max_len=6, std=0.5, seed=3, attention=attention)
+    assert float(model.embedding.abs().max()) == 0.0 and model.attention == attention
+    assert np.allclose(torch.softmax(model.bias.detach(), 0).numpy(), chain.stationary, atol=1e-15)
     loss = exact_loss(model, chain, 5)
     grads = torch.autograd.grad(loss, list(model.parameters()))
     assert abs(float(loss.detach()) - chain.marginal_entropy) < 1e-12

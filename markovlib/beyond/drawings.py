@@ -25,10 +25,6 @@ HESSIAN_LENGTH = 4  # sequence length of the population loss behind Q (K^3 conte
 def small_weight_hessian(n_states, p, *, d=8, seed=0) -> float:
     """Q(E0) at the zero-embedding critical set of a K-state model with standard weights of scale 0.02 (``seed``),
     softmax(b) = pi, along a random embedding direction E0 centred over the states (rows sum to zero)."""
-    import torch
-
-    from ..transformer.model import MarkovTransformer
-
     k = checks.positive_int("n_states", n_states)
     if k < 2:
         raise ValueError(f"n_states must be an integer >= 2, got {n_states!r}")
@@ -36,11 +32,7 @@ def small_weight_hessian(n_states, p, *, d=8, seed=0) -> float:
     d = checks.positive_int("d", d)
     seed = checks.nonnegative_int("seed", seed)
     chain = ms.symmetric_chain(k, p)
-    model = MarkovTransformer(d, HESSIAN_LENGTH - 1, n_states=k, reference_impl=True)
-    model.init_weights("standard", std=SMALL_STD, seed=seed)
-    with torch.no_grad():
-        model.embedding.zero_()
-        model.bias.copy_(torch.log(torch.as_tensor(chain.stationary)))
+    model = ms.zero_embedding_model(chain, d=d, max_len=HESSIAN_LENGTH - 1, std=SMALL_STD, seed=seed)
     rng = np.random.default_rng([seed, k])
     e0 = rng.standard_normal((k, d))
     e0 -= e0.mean(axis=0)  # centred: (I - 11^T / K) E0, the directions that change the prediction

@@ -144,6 +144,19 @@ def block(model, h0: torch.Tensor, params=None) -> torch.Tensor:
     return y + F.relu(y @ P["W_1"].T) @ P["W_2"].T
 
 
+def zero_embedding_model(chain, *, d, max_len, std, seed, attention="softmax"):
+    """A K-state model (float64, reference attention) with standard weights of scale ``std`` (``seed``) moved onto
+    the zero-embedding critical set: E = 0 and softmax(b) = pi (chapter beyond-prop-critical)."""
+    from ..transformer.model import MarkovTransformer
+    model = MarkovTransformer(checks.positive_int("d", d), checks.positive_int("max_len", max_len),
+                              n_states=chain.n_states, attention=attention, reference_impl=True)
+    model.init_weights("standard", std=checks.positive_real("std", std), seed=checks.nonnegative_int("seed", seed))
+    with torch.no_grad():
+        model.embedding.zero_()
+        model.bias.copy_(torch.log(torch.as_tensor(chain.stationary)))
+    return model
+
+
 def zero_embedding_hessian(model, chain, length, E0) -> float:
     """Q(E0), the second derivative of the population loss at sequence length N = ``length`` along E = t E0 at
     t = 0 with softmax(b) = pi (module docstring; chapter eq. beyond-hessian). Needs ``model.n_states`` equal

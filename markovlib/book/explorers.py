@@ -75,10 +75,13 @@ def _render(draw, values, size, dpi) -> tuple[np.ndarray, dict]:
 
 class StaticExplorer:
     """The precomputed frames of one explorer: ``sprite`` (PNG bytes), ``values`` (the text each frame displays),
-    the slider grid, and :meth:`show` (the two outputs of the chapter cell). Built by :func:`static_explorer`."""
+    ``results`` (what the drawing function returned at each frame, so a chapter counts from them instead of parsing
+    the text), the slider grid, and :meth:`show` (the two outputs of the chapter cell). Built by
+    :func:`static_explorer`."""
 
-    def __init__(self, name, grid, sprite, values, size, cols, initial, title):
+    def __init__(self, name, grid, sprite, values, size, cols, initial, title, results=None):
         self.name, self.grid, self.sprite, self.values = name, grid, sprite, values
+        self.results = list(results) if results is not None else [None] * len(values)
         self.size, self.cols, self.initial, self.title = size, cols, initial, title
 
     @property
@@ -148,10 +151,11 @@ def static_explorer(draw, grid, *, name: str, value, title: str = "", initial=No
     from .progress import progress_bar
 
     points = [dict(zip([g for g, _ in grid], combo)) for combo in itertools.product(*(v for _, v in grid))]
-    frames, texts = [], []
+    frames, texts, results = [], [], []
     for point in progress_bar(points, desc=f"explorer {name}", disable=not progress):
         pixels, result = _render(draw, point, tuple(size), dpi)
         frames.append(pixels)
+        results.append(result)
         texts.append(str(value(result)))
     cols = math.ceil(math.sqrt(n))
     rows = math.ceil(n / cols)
@@ -163,6 +167,6 @@ def static_explorer(draw, grid, *, name: str, value, title: str = "", initial=No
     img = Image.fromarray(sheet).quantize(colors=colors, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     buf = io.BytesIO()
     img.save(buf, format="PNG", optimize=True)
-    explorer = StaticExplorer(name, grid, buf.getvalue(), texts, tuple(size), cols, 0, title or name)
+    explorer = StaticExplorer(name, grid, buf.getvalue(), texts, tuple(size), cols, 0, title or name, results)
     explorer.initial = explorer.index(**initial) if initial is not None else 0
     return explorer
