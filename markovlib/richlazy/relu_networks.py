@@ -86,8 +86,8 @@ def mse(X, y, a, W, gamma=0.0):
 
 
 def gradients(X, y, a, W, gamma=0.0):
-    """(dL/da, dL/dW) of :func:`mse`: dL/da_k = (2/n) sum_i r_i sigma(z_ik), dL/dw_k = (2/n) sum_i r_i a_k
-    sigma'(z_ik) x_i with r = f - y and z_ik = w_k^T x_i."""
+    """(dL/da, dL/dW, r) of :func:`mse`: dL/da_k = (2/n) sum_i r_i sigma(z_ik), dL/dw_k = (2/n) sum_i r_i a_k
+    sigma'(z_ik) x_i, and the residuals r = f - y (z_ik = w_k^T x_i)."""
     a, W, X = _params(a, W, X)
     y = checks.finite_array("y", y)
     g = _gamma(gamma)
