@@ -74,7 +74,8 @@ def flow_to_fit(A0, W0, X, Y, eps, t_max, eta_a=1.0, eta_w=1.0, rtol=1e-9, atol=
     if not sol.success:  # pragma: no cover - DOP853 on a polynomial vector field
         raise RuntimeError(f"flow_to_fit: solve_ivp failed: {sol.message}")
     if sol.t_events[0].size == 0:
-        raise RuntimeError(f"flow_to_fit: the excess loss did not reach eps = {eps:g} of its start by t_max = {t_max:g}")
+        raise RuntimeError(f"flow_to_fit: the excess loss did not reach eps = {eps:g} of its start by "
+                           f"t_max = {t_max:g}")
     z = sol.y_events[0][0]
     return float(sol.t_events[0][0]), z[: c * h].reshape(c, h), z[c * h:].reshape(h, d)
 
@@ -182,8 +183,8 @@ def shared_eigenspace_init(beta_star, delta, n0, rest_scale=0.3, seed=0):
     lam, E = eigh(delta * np.eye(c) + R @ R.T)
     root = (E * np.sqrt(np.abs(lam))) @ E.T
     q, r = np.linalg.qr(rng.standard_normal((c, c)))
-    O = q * np.sign(np.diag(r))
-    A = (V / np.sqrt(np.abs(m))) @ O.T @ root
+    rot = q * np.sign(np.diag(r))
+    A = (V / np.sqrt(np.abs(m))) @ rot.T @ root
     W = A.T @ (V * (n0 / s)) @ U.T + R @ U_perp.T
     return A, W
 
