@@ -1,5 +1,5 @@
-"""markovlib.richlazy.linear_regimes against independent references: scipy solve_ivp on the raw parameters (LSODA,
-not the module's DOP853), finite differences of the closed forms, the conserved matrix."""
+"""markovlib.richlazy.linear_regimes against independent references: scipy solve_ivp on the raw parameters (DOP853,
+not flow_to_fit's LSODA), finite differences of the closed forms, the conserved matrix."""
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -16,7 +16,7 @@ def _raw_flow(A0, W0, XtX, YtX, t, eta_a=1.0, eta_w=1.0):
         G = A @ W @ XtX - YtX
         return np.concatenate([(-eta_a * G @ W.T).ravel(), (-eta_w * A.T @ G).ravel()])
 
-    sol = solve_ivp(rhs, (0, t[-1]), np.concatenate([A0.ravel(), W0.ravel()]), method="LSODA", t_eval=t,
+    sol = solve_ivp(rhs, (0, t[-1]), np.concatenate([A0.ravel(), W0.ravel()]), method="DOP853", t_eval=t,
                     rtol=1e-12, atol=1e-13)
     return sol.y.T[:, : c * h].reshape(-1, c, h), sol.y.T[:, c * h:].reshape(-1, h, d)
 
