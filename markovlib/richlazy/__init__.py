@@ -4,6 +4,8 @@
 - ``minimal_exact``: its closed-form solutions (App. A.2) and the implicit bias of Thm 3.1.
 - ``minimal_limits``: where its flow ends for any data, through a zero crossing of a too (Thm 3.1, App. A.4.4).
 - ``linear_networks``: wide and deep linear networks (Sec. 4, Thms 4.1, 4.2).
+- ``linear_regimes``: the narrowing / expanding regimes (Sec. 4, App. B.1.5), time to fit, App. B.1.1's Riccati
+  form and App. B.1.4's h = d = c = 1 closed form.
 - ``relu_networks``: two-layer piecewise-linear networks (Sec. 5): data, the (tau, alpha) init, training, NTK.
 - ``relu_batch``: many such networks (grids x seeds) trained as one computation, with Fig. 1b / 5b's metrics.
 - ``relu_grid``: the authors' Fig. 1b / 5b settings, the grid and size-study runs, ``bench relu-grid``.
