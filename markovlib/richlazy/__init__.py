@@ -7,6 +7,7 @@
 - ``linear_regimes``: the narrowing / expanding regimes (Sec. 4, App. B.1.5), time to fit, App. B.1.1's Riccati
   form and App. B.1.4's h = d = c = 1 closed form.
 - ``relu_networks``: two-layer piecewise-linear networks (Sec. 5): data, the (tau, alpha) init, training, NTK.
+- ``relu_dynamics``: the signed spherical coordinates of each neuron's beta_k and the regimes (Sec. 5, App. C.2).
 - ``relu_batch``: many such networks (grids x seeds) trained as one computation, with Fig. 1b / 5b's metrics.
 - ``relu_grid``: the authors' Fig. 1b / 5b settings, the grid and size-study runs, ``bench relu-grid``.
 - ``relu_surface``: deep ReLU networks' activation regions and local affine maps (App. C.1, Fig. 9).
