@@ -191,3 +191,13 @@ def test_wilson_digits_never_print_a_failing_lower_end_as_the_rate():
     v = report.Verification()
     with pytest.raises(AssertionError):
         v.record_count("c", 120, 120, rate=0.95, check="x", kind="independent", family=12)
+
+
+def test_record_count_refuses_a_handful_of_seeds():
+    v = report.Verification()
+    with pytest.raises(ValueError, match="at least 10"):
+        v.record_count("three unanimous seeds", 3, 3, rate=0.5, check="3 seeds", kind="independent")
+    with pytest.raises(ValueError, match="at least 20"):
+        v.record_count("stored", 15, 15, rate=0.5, check="15 stored runs", kind="stored data")
+    assert v.record_count("stored", 20, 20, rate=0.5, check="20 stored runs", kind="stored data")
+    assert v.record_count("explicit", 5, 5, rate=0.5, check="x", kind="same code", min_n=5)

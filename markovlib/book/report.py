@@ -26,6 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 
+MIN_LIVE = 10  # the fewest cases of a count over live runs or draws (the developers' guide)
+MIN_STORED = 20  # the fewest cases of a count read from stored paper-scale runs
+
+
 def _finite_float(name, x) -> float:
     try:
         v = float(x)
@@ -271,12 +275,19 @@ class Verification:
         return ok
 
     def record_count(self, claim: str, k, n, *, rate: float, check: str, kind: str, unit: str = "seeds",
-                     alpha: float = 0.05, family: int = 1, strict: bool = True) -> bool:
+                     alpha: float = 0.05, family: int = 1, strict: bool = True, min_n: int | None = None) -> bool:
         """Record "the event happens in more than a fraction ``rate`` of cases" from k successes in n: it holds when
         the one-sided Wilson lower bound at level 1 - alpha/family exceeds ``rate`` (fixed beforehand, at least 1/2;
         ``family`` > 1 when the same claim is tested in that many cells: Bonferroni). The row prints ``k/n unit``
-        with the two-sided 1 - 2 alpha/family interval, whose lower end is that bound."""
+        with the two-sided 1 - 2 alpha/family interval, whose lower end is that bound. A count needs at least
+        ``min_n`` cases (default: 20 for stored data, 10 for live runs; a unanimous 3/3 would otherwise pass a rate
+        of 1/2): fewer raise ``ValueError``, so a chapter cannot claim a rate from a handful of seeds."""
         k, n = int(k), int(n)
+        if min_n is None:
+            min_n = MIN_STORED if kind == "stored data" else MIN_LIVE
+        if n < min_n:
+            raise ValueError(f"{claim!r}: a count over n = {n} {unit} is too small; at least {min_n} are needed "
+                             f"({'stored' if kind == 'stored data' else 'live'} runs)")
         rate = _finite_float("rate", rate)
         if not 0.5 <= rate < 1:
             raise ValueError(f"rate must be in [0.5, 1) (a claim that holds more often than not), got {rate!r}")
