@@ -231,6 +231,21 @@ def test_reader_conveniences(visited):
     assert visited["book/markov_data.html"]["equation_numbers"] >= 3  # (eq-stationary), (eq-entropy-rate), ...
 
 
+def _minimal_model_answer(delta, angle):
+    """Part II's explorer (grq_minimal) by another route than its frame, which integrates the flow: the sheet and the
+    regime from the sign of delta (Fig. 2, Sec. 3); the branch where the flow ends from the threshold cosine of
+    App. A.2.5 (eq. grq-eq-cos-c) written out at the paper's unit norms: cos(beta0, beta*) < cos_c(delta) = -A^2,
+    A = (delta + sqrt(delta^2 + 4)) / 2. None within 0.01 of the threshold."""
+    import math
+
+    cos, cos_c = math.cos(math.radians(angle)), -(((delta + math.sqrt(delta**2 + 4)) / 2) ** 2)
+    if abs(cos - cos_c) < 0.01:
+        return None
+    name = ("two sheets, upstream, lazy" if delta > 0 else
+            "double cone, balanced, rich" if delta == 0 else "one sheet, downstream, delayed rich")
+    return f"{name}: ends on the a {'<' if cos < cos_c else '>'} 0 branch"
+
+
 # Static explorers (markovlib.book.explorers): the package's own answer at a grid point, by explorer name. The frames
 # show where an integrated flow ended; the answer here is where the theory says it ends (the energy, Thm 2 / Thm 8;
 # the two invariants of the attention scalar), so the page and the package are compared through different routes.
@@ -249,6 +264,7 @@ def _answers():
         "loss_landscape": lambda p, q, e0, w0: f"reached {predict_limit(e0, w0, p, q).outcome} (",
         "gradient_flow_energy": lambda p, q, e0, w0: f"reached {predict_limit(e0, w0, p, q).outcome} (",
         "attention": lambda p, q, e0, w0, a0: f"reached {predict_outcome(e0, w0, a0, p, q).outcome} (",
+        "grq_minimal": _minimal_model_answer,
         "beyond_kstate": kstate,
     }
 

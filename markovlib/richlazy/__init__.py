@@ -3,6 +3,7 @@
 - ``minimal_model``: the minimal model a w^T x: delta, the flow, the reduced (mu, phi) system, NTK, kernel distance, M.
 - ``minimal_exact``: its closed-form solutions (App. A.2) and the implicit bias of Thm 3.1.
 - ``minimal_limits``: where its flow ends for any data, through a zero crossing of a too (Thm 3.1, App. A.4.4).
+- ``drawings``: the minimal model's explorer, headless (trajectory on its hyperboloid, mu, phi, S(0, t)).
 - ``linear_networks``: wide and deep linear networks (Sec. 4, Thms 4.1, 4.2).
 - ``linear_regimes``: the narrowing / expanding regimes (Sec. 4, App. B.1.5), time to fit, App. B.1.1's Riccati
   form and App. B.1.4's h = d = c = 1 closed form.
