@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import math
 import re
 import subprocess
 import threading
@@ -248,19 +249,39 @@ def _minimal_model_answer(delta, angle):
 
 # Static explorers (markovlib.book.explorers): the package's own answer at a grid point, by explorer name. The frames
 # show where an integrated flow ended; the answer here is where the theory says it ends (the energy, Thm 2 / Thm 8;
-# the two invariants of the attention scalar), so the page and the package are compared through different routes.
+# the two invariants of the attention scalar), so the page and the package are compared through different routes; Part
+# III's frames show Cor. 1's components and App. F's probability, the answers Thm 1's b_0 and a Student-t form.
 # Each answer is a text the readout must contain, or None where the theory does not decide (near p* of the K-state
 # chain, where a term of order std^2 sets the sign of Q).
 def _answers():
     from markovlib.beyond.multistate import symmetric_eigenvalue
     from markovlib.markov.attention import predict_outcome
     from markovlib.markov.energy import predict_limit
+    from markovlib.topology.invariant_set import poincare_polynomial
 
     def kstate(K, p):
         lam = symmetric_eigenvalue(int(K), p)
         return None if abs(lam) < 0.1 else ("E = 0 traps" if lam < 0 else "E = 0 is left")
 
+    def components(d, e, l_plus, l_minus):
+        # Thm 1's constant term b_0 = P(0) (the Kunneth product), not Cor. 1's case analysis that the frame shows
+        c = [1.0] * int(l_plus) + [-1.0] * int(l_minus)
+        return f"; components {poincare_polynomial(int(d), int(e), c)[0]};"
+
+    def obstruction(d, l):  # noqa: E741 (the slider's name, the paper's width)
+        # App. F with Student's t (scipy) instead of the F distribution of obstruction_probability
+        from scipy import stats
+
+        d, width = int(d), int(l)
+        out = []
+        for name, arg in (("Kaiming", width), ("Xavier", d * (width + 1) / (d + width))):
+            p = 2 * stats.t.sf(arg ** 0.5, d)
+            out.append(f"{name} P = {-math.expm1(width * math.log1p(-p)):.3g}")
+        return ", ".join(out)
+
     return {
+        "topo_invariant_set": components,
+        "topo_obstruction": obstruction,
         "loss_landscape": lambda p, q, e0, w0: f"reached {predict_limit(e0, w0, p, q).outcome} (",
         "gradient_flow_energy": lambda p, q, e0, w0: f"reached {predict_limit(e0, w0, p, q).outcome} (",
         "attention": lambda p, q, e0, w0, a0: f"reached {predict_outcome(e0, w0, a0, p, q).outcome} (",

@@ -2,5 +2,7 @@
 
 - ``invariant_set``: the balances, the Betti numbers and components of H(c), pathological neurons, the rescaling onto
   a quadric, the obstruction probability of App. F.
+- ``drawings``: the headless drawings of Part III's explorers (the topology of H(c) and the quadrics with a
+  trajectory; App. F's obstruction probability).
 - ``shallow_relu``: the network f(x) = W2 relu(W1 x), its MSE and BCE losses, batched gradient descent.
 """
