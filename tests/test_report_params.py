@@ -26,6 +26,19 @@ def test_bound_prints_the_bound_or_the_failure():
         report.bound(1.0, 0)
 
 
+def test_ladder_limit_rounds_up_to_one_digit():
+    assert report.ladder_limit(4.1e-8) == 7e-8
+    assert report.ladder_limit(2.49e-8) == 5e-8
+    assert report.ladder_limit(1e-9, floor=1e-8) == 1e-8
+    assert report.ladder_limit(-2e-3, margin=1.0) == 2e-3
+    assert report.bound(4.1e-8, report.ladder_limit(4.1e-8)) == "< 7e-08"
+    for x in np.geomspace(1e-15, 1e3, 97):
+        lim = report.ladder_limit(x)
+        assert lim >= 1.5 * x and lim < 1.5 * x * 2.5 and report.bound(x, lim) == f"< {lim:.0e}"
+    with pytest.raises(ValueError, match="margin"):
+        report.ladder_limit(1.0, margin=0.5)
+
+
 def test_wilson_interval_covers_and_matches_closed_form():
     assert report.wilson_interval(np.arange(1, 1001), np.arange(1, 1001), z=3.29)[1].min() == 1.0  # exact ends
     lo, hi = report.wilson_interval(0, 10)

@@ -68,6 +68,27 @@ def bound(x, limit) -> str:
     return f"{v:.2e} (not < {lim:.0e})"
 
 
+def ladder_limit(x, margin: float = 1.5, floor: float = 0.0) -> float:
+    """The smallest one-digit limit (1, 2, 3, 5 or 7 times a power of ten) at least ``margin * |x|`` and ``floor``.
+
+    For :func:`bound` when no fixed limit 100x below the tolerance fits the measurement: the printed bound then
+    follows the measured value upward (never rounded down) and moves only when the value changes by ``margin``."""
+    m = _finite_float("margin", margin)
+    if not m >= 1:
+        raise ValueError(f"margin must be a real number >= 1, got {margin!r}")
+    fl = _finite_float("floor", floor)
+    if not fl >= 0:
+        raise ValueError(f"floor must be a real number >= 0, got {floor!r}")
+    target = max(m * abs(_finite_float("x", x)), fl, 1e-300)
+    e = math.floor(math.log10(target))
+    for k in (e - 1, e, e + 1):
+        for d in (1, 2, 3, 5, 7):
+            v = float(f"{d}e{k}")
+            if v >= target:
+                return v
+    raise AssertionError("unreachable")
+
+
 def within(x, limit) -> bool:
     """``|x| < limit`` (False for NaN): the test that :func:`bound` prints."""
     v = abs(_finite_float("x", x))
