@@ -1,21 +1,13 @@
 """How chapters print numbers and record what they verified (the output policy of ``book/CONVENTIONS.md``).
 
-Printing. A chapter is re-executed on other machines (other BLAS kernels, SIMD paths, thread counts) and its
-text output is compared with the committed one, so a printed number carries only the digits that are stable
-across machines, with a wide margin:
-
-* :func:`fixed` rounds a closed form or a well-conditioned result to a stated number of decimals (and prints
-  ``-0`` as ``0``);
-* :func:`bound` prints an error or a residual as the bound it was checked against (``< 1e-10``);
-* :func:`yes_no` prints the outcome of a chaotic run as what it is (``rank one: yes (top fraction > 0.99)``).
-
-Verification. A :class:`Verification` holds one record per claim: the claim, how it was checked, what kind of
-evidence the check is (:data:`KINDS`), the measurement (as printed text), the tolerance and whether it passed.
-:meth:`Verification.record` raises ``AssertionError`` at once when a claim fails, so a chapter stops where its claim
-breaks, and ``ValueError`` when a row would print no measurement (a bare "yes", the threshold itself); the "What was
-verified" table is generated from the records (:meth:`Verification.table`), so the table and the asserts cannot
-disagree. :meth:`Verification.record_count` records a claim over seeds or draws as a count with its Wilson interval
-against a rate fixed beforehand. :func:`glue` hands a computed statistic to the prose (myst-nb's ``{glue:text}``).
+Printing: a chapter is re-executed on other machines and its text output compared with the committed one, so a
+printed number carries only the digits stable across machines: :func:`fixed` (a stated number of decimals, never
+``-0``), :func:`bound` (an error as the bound it was checked against, ``< 1e-10``), :func:`yes_no` (the outcome of
+a chaotic run). Verification: a :class:`Verification` holds one record per claim (claim, check, kind of evidence
+(:data:`KINDS`), measurement, tolerance, result); :meth:`Verification.record` raises ``AssertionError`` when a claim
+fails and ``ValueError`` when a row would print no measurement; :meth:`Verification.record_count` records a claim
+over seeds as a count with its Wilson interval against a rate fixed beforehand; the "What was verified" table is
+generated from the records (:meth:`Verification.table`). :func:`glue` hands a statistic to the prose.
 """
 from __future__ import annotations
 
@@ -128,12 +120,10 @@ class MeanTest:
 
 
 def mean_test(samples, truth, *, se_floor: float = 1e-13) -> MeanTest:
-    """Test a Monte Carlo mean of independent ``samples`` (one per sequence) against ``truth``.
-
-    The standard error is estimated from the samples (``std(ddof=1) / sqrt(n)``), so the p-value is Student t's
-    with n - 1 degrees of freedom. A predictor whose loss is the same on every sequence (the constant 1/2 when
-    p = q) has a standard error of rounding size: it is floored at ``se_floor`` (the rounding level of a float64
-    mean of O(1) values), so that |z| measures statistics, not rounding."""
+    """Test a Monte Carlo mean of independent ``samples`` (one per sequence) against ``truth``: the standard error
+    is estimated (``std(ddof=1) / sqrt(n)``), so the p-value is Student t's with n - 1 degrees of freedom; it is
+    floored at ``se_floor`` (the rounding level of a float64 mean of O(1) values), since a predictor whose loss is
+    the same on every sequence (1/2 when p = q) has a standard error of rounding size."""
     from scipy.stats import t as student_t
     x = np.asarray(samples, dtype=float).ravel()
     if x.size < 2 or not np.all(np.isfinite(x)):
