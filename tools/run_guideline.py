@@ -41,7 +41,7 @@ SEEDS = list(range(20))
 MARGIN = 0.2
 GRID_VALUES = [0.2, 0.5, 0.8]
 GRID_STEPS, GRID_EVAL = 400, 50
-PLATEAU_CHAINS = [(0.75, 0.75), (0.9, 0.9)]
+PLATEAU_CHAINS = [(0.75, 0.75)]
 LONG_STEPS, LONG_EVAL = 2000, 25
 BIGRAM_RATIO = 0.5
 COMMON = dict(device="cpu", length=64, batch=16, init_std=0.02)
