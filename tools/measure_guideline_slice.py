@@ -32,12 +32,15 @@ SLICE_KEYS = [("grid", 0.5, 0.8, "standard", "adamw"), ("grid", 0.5, 0.8, "guide
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--data", default=str(OUT), help="the stored set (default book/data/guideline)")
+    ap.add_argument("--seeds", default=None, help="comma-separated stored seeds (default: all)")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    curves = pd.read_csv(OUT / "curves.csv.gz")
+    curves = pd.read_csv(Path(args.data) / "curves.csv.gz")
     out = {}
     for exp, p, q, init, opt in SLICE_KEYS:
-        for seed in sorted(curves.seed.unique()):
+        seeds = sorted(curves.seed.unique()) if args.seeds is None else [int(s) for s in args.seeds.split(",")]
+        for seed in seeds:
             cfg = grid_config(p, q, init, int(seed)) if exp == "grid" else plateau_config(p, q, opt, int(seed))
             tr = Trainer(**cfg, progress=False)
             tr.train(stop_at=args.steps)
