@@ -60,3 +60,35 @@ def test_every_data_file_is_covered_by_one_manifest_and_the_store_is_small():
     assert sorted(set(files) - set(covered)) == [], "data files without a checksum"
     total = sum(p.stat().st_size for p in DATA.rglob("*") if p.is_file())
     assert total < LIMIT_BYTES, f"book/data holds {total / 2**20:.1f} MB (limit 25 MB)"
+
+
+GUIDELINE = DATA / "guideline"
+
+
+@pytest.mark.skipif(not (GUIDELINE / "manifest.json").is_file(), reason="no guideline set")
+def test_guideline_set_is_complete_and_consistent():
+    """book/data/guideline (tools/run_guideline.py): every off-line cell of the grid and the plateau chain with
+    20 seeds, no failed run, every stored escape step recomputed from the stored curve, chains within the range."""
+    import csv
+    import gzip
+
+    man = json.loads((GUIDELINE / "manifest.json").read_text())
+    assert man["failed_runs"] == [] and len(man["seeds"]) >= 20
+    cells = [tuple(c) for c in man["grid_cells"]]
+    assert all(abs(p + q - 1) >= man["margin"] - 1e-12 and 0.1 <= min(p, q) and max(p, q) <= 0.9 for p, q in cells)
+    assert any(p + q < 1 for p, q in cells) and any(p + q > 1 for p, q in cells)
+    with gzip.open(GUIDELINE / "runs.csv.gz", "rt") as fh:
+        runs = list(csv.DictReader(fh))
+    with gzip.open(GUIDELINE / "curves.csv.gz", "rt") as fh:
+        curves = {}
+        for r in csv.DictReader(fh):
+            key = (r["experiment"], r["p"], r["q"], r["init"], r["optimizer"], r["seed"])
+            curves.setdefault(key, []).append((int(r["step"]), float(r["coefficient_ratio"])))
+    expected = len(man["seeds"]) * (2 * len(cells) + 2 * len(man["plateau_chains"]))
+    assert len(runs) == len(curves) == expected
+    for r in runs:
+        key = (r["experiment"], r["p"], r["q"], r["init"], r["optimizer"], r["seed"])
+        steps = [s for s, _ in curves[key]]
+        assert steps[0] == 0 and steps[-1] == int(r["steps"])
+        stays = [i for i in range(len(steps)) if all(v > man["bigram_ratio"] for _, v in curves[key][i:])]
+        assert r["steps_to_bigram"] == (str(steps[stays[0]]) if stays else "")
