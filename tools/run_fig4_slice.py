@@ -2,9 +2,9 @@
 steps of EVERY stored run (every seed, chain and initialization) with the stored configuration and record the
 per-step difference of the training loss to the stored curve.
 
-    python tools/measure_fig4_slice.py --config developer            # as on a developer's machine
+    python tools/run_fig4_slice.py --config developer            # as on a developer's machine
     OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4" \
-        ATEN_CPU_CAPABILITY=default python tools/measure_fig4_slice.py --config baseline --steps 100
+        ATEN_CPU_CAPABILITY=default python tools/run_fig4_slice.py --config baseline --steps 100
 
 Writes (appends to, replacing the rows of the same --config) ``book/data/fig4/slice_prefix.csv``: one row per run
 and step, columns config, p, q, init, seed, step, abs_diff. The chapter authors_fig4 reads this file to cap its
@@ -15,16 +15,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
-from markovlib.transformer.config import recipe
-from markovlib.transformer.training import Trainer
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stored_runs import Provenance  # noqa: E402
+
+from markovlib.transformer.config import recipe  # noqa: E402
+from markovlib.transformer.training import Trainer  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "book" / "data" / "fig4"
+MANIFEST = DATA / "manifest_slice_prefix.json"
 
 
 def main(argv=None):
@@ -32,6 +37,7 @@ def main(argv=None):
     ap.add_argument("--config", required=True, help="label of the numeric configuration")
     ap.add_argument("--steps", type=int, default=200, help="steps re-executed per stored run")
     args = ap.parse_args(argv)
+    prov = Provenance(DATA, argv=None if argv is None else [__file__, *argv])
     torch.set_num_threads(1)
     stored = pd.read_csv(DATA / "curves.csv")
     manifest = json.loads((DATA / "manifest.json").read_text())
@@ -56,6 +62,12 @@ def main(argv=None):
         old = pd.read_csv(out)
         new = pd.concat([old[old.config != args.config], new], ignore_index=True)
     new.to_csv(out, index=False, float_format="%.3e")
+    runs = {}  # one provenance block per configuration (each run of this tool adds or replaces its own)
+    if MANIFEST.exists():
+        runs = json.loads(MANIFEST.read_text()).get("configurations", {})
+    runs[args.config] = prov.block(manifest["seeds"], [out.name], steps=args.steps)
+    MANIFEST.write_text(json.dumps({"description": __doc__, "configurations": runs,
+                                    "provenance": runs[args.config]}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
