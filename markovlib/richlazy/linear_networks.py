@@ -141,6 +141,17 @@ def beta_gradient(X, Y, beta) -> np.ndarray:
     return (X @ beta.T - Y).T @ X / X.shape[0]
 
 
+def _flow_field(XtX, YtX, c, h, d, eta_a, eta_w):
+    """The flow's vector field on z = (vec A, vec W): dA/dt = -eta_a G W^T, dW/dt = -eta_w A^T G with
+    G = A W X^T X / n - Y^T X / n (Sec. 4), for solve_ivp."""
+    def rhs(_, z):
+        A = z[: c * h].reshape(c, h)
+        W = z[c * h:].reshape(h, d)
+        G = A @ W @ XtX - YtX
+        return np.concatenate([(-eta_a * G @ W.T).ravel(), (-eta_w * A.T @ G).ravel()])
+    return rhs
+
+
 def gradient_flow(A0, W0, X, Y, t, eta_a=1.0, eta_w=1.0, rtol=1e-12, atol=1e-12):
     """(A(t), W(t)) at the times t (shapes (len(t), c, h), (len(t), h, d)) under dA/dt = -eta_a G W^T,
     dW/dt = -eta_w A^T G, G = dL/dbeta, integrated by scipy's DOP853 at tolerances rtol, atol."""
@@ -157,12 +168,7 @@ def gradient_flow(A0, W0, X, Y, t, eta_a=1.0, eta_w=1.0, rtol=1e-12, atol=1e-12)
     n = X.shape[0]
     XtX, YtX = X.T @ X / n, Y.T @ X / n
 
-    def rhs(_, z):
-        A = z[: c * h].reshape(c, h)
-        W = z[c * h:].reshape(h, d)
-        G = A @ W @ XtX - YtX
-        return np.concatenate([(-eta_a * G @ W.T).ravel(), (-eta_w * A.T @ G).ravel()])
-
+    rhs = _flow_field(XtX, YtX, c, h, d, eta_a, eta_w)
     z0 = np.concatenate([A0.ravel(), W0.ravel()])
     sol = solve_ivp(rhs, (0.0, float(t[-1])), z0, method="DOP853", t_eval=t, rtol=rtol, atol=atol)
     if not sol.success:  # pragma: no cover - DOP853 on a polynomial vector field

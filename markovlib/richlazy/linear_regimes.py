@@ -20,7 +20,7 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import eigh, expm, lstsq
 
 from ..numerics import checks
-from .linear_networks import _data, _net
+from .linear_networks import _data, _flow_field, _net
 
 __all__ = ["flow_to_fit", "riccati_nu", "riccati_linearized", "scalar_riccati", "shared_eigenspace_init",
            "single_neuron_time"]
@@ -58,12 +58,7 @@ def flow_to_fit(A0, W0, X, Y, eps, t_max, eta_a=1.0, eta_w=1.0, rtol=1e-10, atol
     def loss(z):
         return np.sum((X @ (z[: c * h].reshape(c, h) @ z[c * h:].reshape(h, d)).T - Y) ** 2) / (2 * n)
 
-    def rhs(_, z):
-        A = z[: c * h].reshape(c, h)
-        W = z[c * h:].reshape(h, d)
-        G = A @ W @ XtX - YtX
-        return np.concatenate([(-eta_a * G @ W.T).ravel(), (-eta_w * A.T @ G).ravel()])
-
+    rhs = _flow_field(XtX, YtX, c, h, d, eta_a, eta_w)
     z0 = np.concatenate([A0.ravel(), W0.ravel()])
     target = L_min + eps * (loss(z0) - L_min)
 
