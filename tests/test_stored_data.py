@@ -92,3 +92,20 @@ def test_guideline_set_is_complete_and_consistent():
         assert steps[0] == 0 and steps[-1] == int(r["steps"])
         stays = [i for i in range(len(steps)) if all(v > man["bigram_ratio"] for _, v in curves[key][i:])]
         assert r["steps_to_bigram"] == (str(steps[stays[0]]) if stays else "")
+
+
+@pytest.mark.parametrize("name", ["fig4", "guideline", "lowrank"])
+def test_slice_prefix_is_measured_in_both_ci_configurations(name):
+    """tools/run_slice_prefix.py: the deterministic prefix of a stored set, measured for the same stored runs in the
+    developer configuration and in CI's second one (one thread, baseline SIMD, torch's default kernels), which its
+    manifest records."""
+    import pandas as pd
+
+    prefix = pd.read_csv(DATA / name / "slice_prefix.csv")
+    assert {"developer", "baseline"} <= set(prefix.config)
+    keys = [c for c in prefix.columns if c not in ("config", "step") and not c.endswith("diff")]
+    runs = {cfg: set(map(tuple, g[keys].drop_duplicates().to_numpy().tolist())) for cfg, g in prefix.groupby("config")}
+    assert runs["developer"] == runs["baseline"], "the configurations measured different runs"
+    env = json.loads((DATA / name / "manifest_slice_prefix.json").read_text())["configurations"]["baseline"]["cpu"]
+    assert env["numeric_environment"].get("ATEN_CPU_CAPABILITY") == "default"
+    assert env["numeric_environment"].get("NPY_DISABLE_CPU_FEATURES")

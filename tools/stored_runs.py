@@ -32,6 +32,8 @@ ENV = {"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}  # one thread per run: run
 UNKNOWN = "not recorded when the set was made"
 ISA_PREFIXES = ("sse", "ssse", "avx", "fma", "f16c", "bmi", "popcnt", "lzcnt", "movbe", "amx", "vaes", "vpclmul",
                 "gfni", "sha", "aes", "pclmul", "neon", "asimd", "sve", "fp", "adx", "abm")
+NUMERIC_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NPY_DISABLE_CPU_FEATURES",
+               "ATEN_CPU_CAPABILITY")  # the variables that select a numeric configuration
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -183,6 +185,7 @@ def cpu():
     except ImportError:
         pass
     info["numpy_disable_cpu_features"] = os.environ.get("NPY_DISABLE_CPU_FEATURES", "")
+    info["numeric_environment"] = {k: os.environ[k] for k in NUMERIC_ENV if k in os.environ}
     try:
         from threadpoolctl import threadpool_info
 
