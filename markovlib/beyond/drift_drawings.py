@@ -202,7 +202,7 @@ def draw_drift(h, optimizer, fig=None, *, seed=0) -> dict:
     bx.tick_params(labelsize=7)
     if any(diverged.values()):
         bx.legend(fontsize=7)
-    fig.suptitle(f"{optimizer.upper() if optimizer != 'adam' else 'Adam'}, h = {h:g}: drift at t = {T_DRIFT:g} "
+    fig.suptitle(f"{optimizer.upper() if optimizer != 'adam' else 'Adam'}, h = {h:g}: drift at t = {T_DRIFT:g}: "
                  + ", ".join(f"{NAMES[k].split()[0]} {drift[k]:.0e}" for k in NAMES)
                  + "\nend: " + ", ".join(f"{OUTCOMES[k]} {ends[k]}/{N_INITS}" for k in NAMES), fontsize=9)
     return {"h": h, "optimizer": optimizer, "drift": drift, "ends": ends, "diverged": diverged, "n": N_INITS,
