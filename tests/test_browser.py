@@ -247,6 +247,68 @@ def _minimal_model_answer(delta, angle):
     return f"{name}: ends on the a {'<' if cos < cos_c else '>'} 0 branch"
 
 
+def _relu_answer(tau, alpha):
+    """Part II's ReLU explorer (grq_relu) by another route than its frame (relu_batch.train_networks): the same draw
+    trained by relu_networks.gradient_descent, the kernel distance from relu_networks.ntk and
+    minimal_model.kernel_distance, the Hamming distance from the activation patterns and the test loss from mse, at
+    the final weights. None where a printed digit sits within 1e-6 of a rounding boundary."""
+    from markovlib.richlazy import relu_networks as RN
+    from markovlib.richlazy.minimal_model import kernel_distance
+
+    delta = tau**2 * (alpha**2 - alpha**-2)
+    task = RN.teacher_student(10, 100, 50, 3, [tau], [delta], 0, n_test=100)
+    X, a0, W0 = task["X"], task["a0"][0, 0], task["W0"][0, 0]
+    run = RN.gradient_descent(X, task["y"], a0, W0, 5e-3 / tau**2, [1000])
+    a, W = run["a"][-1], run["W"][-1]
+    values = (float(RN.mse(task["X_test"], task["y_test"], a, W)),
+              kernel_distance(RN.ntk(X, a0, W0), RN.ntk(X, a, W)),
+              float(RN.hamming_distance(RN.activation_pattern(X, W0), RN.activation_pattern(X, W))))
+    if any(abs((v * 1e3) % 1 - 0.5) < 1e-3 for v in values):
+        return None
+    loss, kd, ham = (f"{max(round(v, 3), 0.0):.3f}" for v in values)
+    return f"test loss {loss}, S(0, T) {kd}, Hamming {ham}"
+
+
+def _drift_answer(h, optimizer):
+    """The closing chapter's explorer (closing_drift) by another route than its frame (conservation.run_optimizer):
+    the same problems (drift_drawings.laws: gradients and initializations) run by an optimizer loop written out here
+    (GD, SGD with the documented minibatch draws, Adam with its default constants) to t = 2, and each law's quantity
+    written out (E of Lemma 1, delta, the balances c_k); the median drift at t = 2 printed as the frame prints it.
+    None where a drift sits within 1 % of a rounding boundary of its one printed digit."""
+    import numpy as np
+
+    from markovlib.beyond import drift_drawings as DD
+
+    def quantity(law, t):
+        if law == "I":
+            return t[:, 0] ** 2 - t[:, 1] ** 2 - np.sign(t[:, 1]) * np.log(np.abs(t[:, 1]))
+        if law == "II":
+            return t[:, 0] ** 2 - (t[:, 1:] ** 2).sum(1)
+        k = DD.WIDTH * DD.D3
+        return (t[:, :k].reshape(-1, DD.WIDTH, DD.D3) ** 2).sum(2) - t[:, k:] ** 2
+
+    out = []
+    for law in ("I", "II", "III"):
+        spec = DD.laws(0)[law]
+        th = spec["theta0"].copy()
+        q0, rng = quantity(law, th), np.random.default_rng(0)
+        m, v = np.zeros_like(th), np.zeros_like(th)
+        for s in range(1, int(round(2.0 / h)) + 1):
+            idx = rng.choice(spec["n_data"], DD.BATCHES[law], replace=False) if optimizer == "sgd" else None
+            g = spec["grad"](th, idx)
+            if optimizer == "adam":
+                m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
+                g = (m / (1 - 0.9**s)) / (np.sqrt(v / (1 - 0.999**s)) + 1e-8)
+            th = th - h * g
+        d = np.abs(quantity(law, th) - q0)
+        drift = float(np.median(d.reshape(len(th), -1).max(axis=1)))
+        mant = drift / 10 ** math.floor(math.log10(drift))
+        if abs(mant - math.floor(mant) - 0.5) < 0.01 * mant:
+            return None
+        out.append(f"{drift:.0e}")
+    return "drift at t = 2: E {}, delta {}, c_k {};".format(*out)
+
+
 # Static explorers (markovlib.book.explorers): the package's own answer at a grid point, by explorer name. The frames
 # show where an integrated flow ended; the answer here is where the theory says it ends (the energy, Thm 2 / Thm 8;
 # the two invariants of the attention scalar), so the page and the package are compared through different routes; Part
@@ -286,8 +348,18 @@ def _answers():
         "gradient_flow_energy": lambda p, q, e0, w0: f"reached {predict_limit(e0, w0, p, q).outcome} (",
         "attention": lambda p, q, e0, w0, a0: f"reached {predict_outcome(e0, w0, a0, p, q).outcome} (",
         "grq_minimal": _minimal_model_answer,
+        "grq_relu": _relu_answer,
+        "closing_drift": _drift_answer,
         "beyond_kstate": kstate,
     }
+
+
+def _slider_value(label):
+    """A slider's grid value from its label: a number, or the string itself (an optimizer's name)."""
+    try:
+        return float(label)
+    except ValueError:
+        return label
 
 
 def _static_explorer_pages():
@@ -342,7 +414,7 @@ def test_static_explorer_sliders_redraw_and_agree_with_the_package(site, browser
                           page.eval_on_selector(f"{root} .mk-explorer-sprite", "(el) => el.style.left + el.style.top"))
                 page.eval_on_selector(f'{root} input[name="{sl["name"]}"]',
                                       f"(el) => {{ el.value = '{pos}'; el.dispatchEvent(new Event('input')); }}")
-                point = {s["name"]: float(s["labels"][int(page.eval_on_selector(
+                point = {s["name"]: _slider_value(s["labels"][int(page.eval_on_selector(
                     f'{root} input[name="{s["name"]}"]', "(el) => el.value"))]) for s in sliders}
                 frame = int(page.get_attribute(root, "data-frame"))
                 offset = page.eval_on_selector(f"{root} .mk-explorer-sprite", "(el) => el.style.left + el.style.top")

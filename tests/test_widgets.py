@@ -110,6 +110,19 @@ def test_explorer_builds_sliders_in_a_live_session(monkeypatch):
     plt.close("all")
 
 
+def test_explorer_builds_a_dropdown_for_string_choices(monkeypatch):
+    import ipywidgets
+
+    monkeypatch.setattr(widgets, "interactive_session", lambda: True)
+    seen = []
+    ui = widgets.explorer(lambda h, optimizer: seen.append((h, optimizer)), h=(0.01, 1.0, 0.01, 0.1),
+                          optimizer=["gd", "sgd", "adam"])
+    assert isinstance(ui, ipywidgets.interactive)
+    drop = [c for c in ui.children if isinstance(c, ipywidgets.Dropdown)]
+    assert [d.description for d in drop] == ["optimizer"] and list(drop[0].options) == ["gd", "sgd", "adam"]
+    assert seen and seen[-1] == (0.1, "gd")
+    plt.close("all")
+
 @pytest.mark.slow
 def test_explorer_renders_as_a_widget_in_a_live_kernel():
     """Run the explorer cell in a real kernel outside batch mode: it displays an ipywidgets view.

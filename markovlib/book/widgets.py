@@ -12,18 +12,25 @@ from .session import interactive_session
 
 
 def explorer(draw, **sliders):
-    """Build an ipywidgets ``interactive`` around ``draw`` with one FloatSlider per keyword.
+    """Build an ipywidgets ``interactive`` around ``draw`` with one control per keyword.
 
-    ``sliders`` maps a parameter name to (min, max, step, value). Returns the widget (display it), or None outside
-    an interactive session.
+    ``sliders`` maps a parameter name to (min, max, step, value) (a FloatSlider) or to a list of strings (a
+    Dropdown over them, starting at the first; e.g. an optimizer's name). Returns the widget (display it), or None
+    outside an interactive session.
     """
     if not interactive_session():
         return None
     import ipywidgets as W
     import matplotlib.pyplot as plt
 
-    controls = {name: W.FloatSlider(min=lo, max=hi, step=step, value=value, description=name, continuous_update=False)
-                for name, (lo, hi, step, value) in sliders.items()}
+    controls = {}
+    for name, spec in sliders.items():
+        if isinstance(spec, list) and spec and all(isinstance(v, str) for v in spec):
+            controls[name] = W.Dropdown(options=spec, value=spec[0], description=name)
+        else:
+            lo, hi, step, value = spec
+            controls[name] = W.FloatSlider(min=lo, max=hi, step=step, value=value, description=name,
+                                           continuous_update=False)
 
     def _update(**values):
         draw(**values)

@@ -1,0 +1,112 @@
+"""Part II's ReLU explorer, headless: one teacher-student network at (tau, alpha) (Kunin et al., NeurIPS 2024, Sec. 5).
+
+:func:`draw_relu_training` builds the reduced Fig. 1(b) protocol (``relu_networks.teacher_student``: d = 10,
+n = 100 inputs on the sphere, a teacher of 3 ReLU units, a symmetric student of width h = 50 with the paper's
+(tau, alpha) initialization |a_k| = tau alpha, ||w_k|| = tau / alpha, so delta = tau^2 (alpha^2 - alpha^-2)), trains
+it by full-batch gradient descent at the authors' learning rate 5e-3 / tau^2 (``relu_batch.train_networks``) and
+draws over the steps (log axis): the test loss, the kernel distance S(0, t) of the NTK on the training inputs and
+the Hamming distance of the activation pattern from initialization (Fig. 5b). It returns what it displays: delta,
+the regime its sign names (Sec. 3: downstream delta < 0, balanced delta = 0, upstream delta > 0) and the three
+metrics at the last step.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..book import plotting
+from ..numerics import checks
+from .relu_batch import train_networks
+from .relu_networks import teacher_student
+
+TAU_RANGE = (0.05, 4.0)  # the explorer's overall scales (the paper's Fig. 1b spans 0.1 to 2)
+ALPHA_RANGE = (0.125, 8.0)  # relative scales: alpha < 1 downstream, 1 balanced, > 1 upstream
+CHECKPOINTS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+SIZES = dict(d=10, n=100, h=50, n_teacher=3, n_test=100)  # the reduced teacher-student task of the explorer
+
+
+def delta_of(tau, alpha) -> float:
+    """delta = tau^2 (alpha^2 - alpha^-2), the conserved quantity of every neuron at the (tau, alpha) init."""
+    return float(tau**2 * (alpha**2 - alpha**-2))
+
+
+def relu_setup(tau, alpha, seed=0):
+    """Validate (tau, alpha) and draw the explorer's task: (delta, the dict of ``teacher_student`` with ``a0`` (h,)
+    and ``W0`` (h, d) of the one student)."""
+    tau = checks.positive_real("tau", tau)
+    if not TAU_RANGE[0] <= tau <= TAU_RANGE[1]:
+        raise ValueError(f"tau must lie in [{TAU_RANGE[0]:g}, {TAU_RANGE[1]:g}], got {tau!r}")
+    alpha = checks.positive_real("alpha", alpha)
+    if not ALPHA_RANGE[0] <= alpha <= ALPHA_RANGE[1]:
+        raise ValueError(f"alpha must lie in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}], got {alpha!r}")
+    seed = checks.nonnegative_int("seed", seed)
+    delta = delta_of(tau, alpha)
+    task = teacher_student(SIZES["d"], SIZES["n"], SIZES["h"], SIZES["n_teacher"], [tau], [delta], seed,
+                           n_test=SIZES["n_test"])
+    task["a0"], task["W0"] = task["a0"][0, 0], task["W0"][0, 0]
+    return delta, task
+
+
+def regime(delta) -> str:
+    """The regime the sign of delta names at initialization (Sec. 3)."""
+    return "upstream" if delta > 0 else ("balanced" if delta == 0 else "downstream")
+
+
+def outcome_text(delta, test_loss, kernel_distance, hamming) -> str:
+    """The readout of a frame: coarse enough to be the same on every machine (training results)."""
+    from ..book.report import fixed
+
+    return (f"delta {delta:.3g} ({regime(delta)}); at the last step: test loss {fixed(test_loss, 3)}, "
+            f"S(0, T) {fixed(kernel_distance, 3)}, Hamming {fixed(hamming, 3)}")
+
+
+def draw_relu_training(tau, alpha, fig=None, *, seed=0, steps=1000, base_lr=5e-3) -> dict:
+    """Train the explorer's network at overall scale ``tau`` in [0.05, 4] and relative scale ``alpha`` in
+    [1/8, 8] for ``steps`` in [10, 5000] GD steps at lr = ``base_lr`` / tau^2, and draw its test loss, kernel
+    distance S(0, t) and Hamming distance over the steps (log axis, from step 1).
+
+    Returns {"tau", "alpha", "delta", "regime", "steps": the checkpoints, "test_loss", "kernel_distance",
+    "hamming": the curves at the checkpoints, "test_loss_end", "kernel_distance_end", "hamming_end",
+    "finite": the run did not overflow, "text": :func:`outcome_text`}.
+    """
+    import matplotlib.pyplot as plt
+
+    delta, task = relu_setup(tau, alpha, seed)
+    tau, alpha = float(tau), float(alpha)
+    steps = checks.positive_int("steps", steps)
+    if not 10 <= steps <= 5000:
+        raise ValueError(f"steps must be an integer in [10, 5000], got {steps!r}")
+    base_lr = checks.positive_real("base_lr", base_lr)
+    if base_lr > 0.05:
+        raise ValueError(f"base_lr must lie in (0, 0.05] (the paper's 5e-3), got {base_lr!r}")
+    ck = sorted({s for s in CHECKPOINTS if s < steps} | {steps})
+    run = train_networks(task["X"], task["y"], task["a0"], task["W0"], base_lr / tau**2, ck,
+                         X_test=task["X_test"], y_test=task["y_test"])
+    finite = bool(run["finite"])
+    curves = {m: np.asarray(run[m], float) for m in ("test_loss", "kernel_distance", "hamming")}
+    ends = {m + "_end": float(v[-1]) for m, v in curves.items()}
+    text = outcome_text(delta, ends["test_loss_end"], ends["kernel_distance_end"], ends["hamming_end"])
+
+    if fig is None:
+        fig = plt.figure(figsize=(8.0, 3.75))
+    axes = fig.subplots(1, 3, gridspec_kw=dict(left=0.08, right=0.98, top=0.8, bottom=0.16, wspace=0.42))
+    col = {"downstream": plotting.LOCAL, "balanced": plotting.GLOBAL, "upstream": plotting.SADDLE}[regime(delta)]
+    t = np.asarray(ck)[1:]
+    labels = {"test_loss": "test loss", "kernel_distance": "kernel distance $S(0, t)$",
+              "hamming": "Hamming distance to $t = 0$"}
+    for ax, (m, y) in zip(axes, curves.items()):
+        ax.plot(t, y[1:], "o-", color=col, ms=3, lw=1.4)
+        ax.set_xscale("log")
+        ax.set_xlabel("GD step", fontsize=8)
+        ax.set_ylabel(labels[m], fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0].axhline(curves["test_loss"][0], color="0.5", ls=":", lw=1, label="at init (f = 0)")
+    axes[0].set_ylim(0, 1.1 * max(curves["test_loss"][0], np.nanmax(curves["test_loss"])))
+    axes[0].legend(fontsize=7)
+    axes[1].set_ylim(-0.01, max(0.3, 1.1 * np.nanmax(curves["kernel_distance"])))
+    axes[2].set_ylim(-0.01, max(0.5, 1.1 * np.nanmax(curves["hamming"])))
+    fig.suptitle(f"$\\tau = {tau:g}$, $\\alpha = {alpha:g}$: $\\delta = \\tau^2(\\alpha^2 - \\alpha^{{-2}}) = "
+                 f"{delta:.3g}$ ({regime(delta)}); lr $= {base_lr:g}/\\tau^2$, {steps} steps\n"
+                 f"end: test loss {ends['test_loss_end']:.3f}, $S(0, T)$ = {ends['kernel_distance_end']:.3f}, "
+                 f"Hamming {ends['hamming_end']:.3f}", fontsize=9)
+    return {"tau": tau, "alpha": alpha, "delta": delta, "regime": regime(delta), "steps": np.asarray(ck),
+            **curves, **ends, "finite": finite, "text": text}
