@@ -127,3 +127,60 @@ def test_validation():
         LR.single_neuron_time(0.5, 0.1, 1.0, 0.0)
     with pytest.raises(ValueError, match="side"):
         LR.single_neuron_time(2.0, 0.1, 1.0, 1.0)
+
+
+def test_riccati_linearized_long_time():
+    # one-shot expm(tH)(I, nu0) is numerically singular by t ~ 40 (both columns of Z align with the dominant mode);
+    # stepwise propagation stays on the flow and reaches the stable fixed point of Q - delta nu - nu^2 = 0
+    rng = np.random.default_rng(2)
+    B = rng.standard_normal((2, 3))
+    Q = B @ B.T
+    nu0 = np.array([[0.4, 0.2], [-0.1, 0.3]])
+    for delta in (-1.0, 0.8, 2.0):
+        t = np.array([0.0, 5.0, 40.0, 60.0, 100.0])
+        sol = solve_ivp(lambda _, v: (Q - delta * v.reshape(2, 2) - v.reshape(2, 2) @ v.reshape(2, 2)).ravel(),
+                        (0, 100), nu0.ravel(), t_eval=t, rtol=1e-12, atol=1e-13, method="LSODA")
+        lin = LR.riccati_linearized(nu0, Q, delta, t)
+        assert np.max(np.abs(lin - sol.y.T.reshape(-1, 2, 2))) < 1e-8
+        ev, V = np.linalg.eigh(Q)
+        fixed = V @ np.diag((-delta + np.sqrt(delta**2 + 4 * ev)) / 2) @ V.T  # the stable root, nu Q = Q nu
+        assert np.max(np.abs(lin[-1] - fixed)) < 1e-10
+        assert np.allclose(LR.riccati_linearized(nu0, Q, delta, t[::-1]), lin[::-1], atol=1e-12)  # any order
+
+
+def test_single_neuron_time_small_delta_against_50_digits():
+    # near beta = -beta*, N = delta^2 + 4 k beta* beta + D* M(beta) is 2 delta^2 while its terms are of order 1:
+    # evaluated naively it loses about 1e-5 of t at delta = 1e-6 (the naive formula below is a control)
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    eta_a, eta_w, s = 0.5, 2.0, 1.3
+    k = eta_a * eta_w
+
+    def reference(b, b0, bs, delta):
+        dl, bs_, k_ = mpmath.mpf(delta), mpmath.mpf(bs), mpmath.mpf(k)
+        D = mpmath.sqrt(dl**2 + 4 * k_ * bs_**2)
+
+        def lnE(x):
+            x = mpmath.mpf(x)
+            N = dl**2 + 4 * k_ * bs_ * x + D * mpmath.sqrt(dl**2 + 4 * k_ * x**2)
+            return mpmath.log(N) - mpmath.log(abs(x - bs_))
+
+        return float((lnE(b) - lnE(b0)) / (mpmath.mpf(s) * D))
+
+    def naive(b, b0, bs, delta):
+        D = np.sqrt(delta**2 + 4 * k * bs**2)
+
+        def lnE(x):
+            return np.log(delta**2 + 4 * k * bs * x + D * np.sqrt(delta**2 + 4 * k * x**2)) - np.log(np.abs(x - bs))
+
+        return (lnE(b) - lnE(b0)) / (s * D)
+
+    worst_naive = 0.0
+    for delta, bs, b0 in [(1e-6, 1.0, -1.0), (-1e-6, 1.0, -1.0), (1e-6, -0.5, 2.0), (1e-6, 2.0, -1e-3),
+                          (1e-4, 1.0, -1.0), (0.7, 1.5, -2.0)]:
+        beta = np.linspace(b0, bs, 41)[1:-1]
+        ref = np.array([reference(b, b0, bs, delta) for b in beta])
+        got = LR.single_neuron_time(beta, b0, bs, delta, s, eta_a, eta_w)
+        assert np.max(np.abs(got - ref)) < 1e-12 * max(1.0, np.max(np.abs(ref)))
+        worst_naive = max(worst_naive, float(np.max(np.abs(naive(beta, b0, bs, delta) - ref))))
+    assert worst_naive > 1e-6  # the control: the cancellation is real, so the test can fail
