@@ -1,0 +1,35 @@
+"""markovlib.book.stored: checksums of a stored set and the deterministic prefix of its runs."""
+import hashlib
+import json
+
+import pandas as pd
+import pytest
+
+from markovlib.book.stored import deterministic_prefix, verify_checksums
+
+
+def test_verify_checksums_accepts_the_file_and_names_a_changed_one(tmp_path):
+    (tmp_path / "a.csv").write_text("x\n1\n")
+    sha = hashlib.sha256(b"x\n1\n").hexdigest()
+    (tmp_path / "manifest.json").write_text(json.dumps({"provenance": {"files": {"a.csv": {"sha256": sha}}}}))
+    assert verify_checksums(tmp_path)["provenance"]["files"]["a.csv"]["sha256"] == sha
+    (tmp_path / "a.csv").write_text("x\n2\n")
+    with pytest.raises(ValueError, match="a.csv"):
+        verify_checksums(tmp_path)
+
+
+def test_deterministic_prefix_stops_at_the_first_step_over_the_level():
+    rows = [("r1", s, d) for s, d in [(1, 0.0), (2, 1e-7), (3, 5e-6), (4, 0.0)]]  # over at 3: the prefix is 2
+    rows += [("r2", s, 0.0) for s in (1, 2, 3, 4)]                                # never over: all 4
+    rows += [("r3", s, 1.0) for s in (1, 2)]                                      # over at once: 0
+    frame = pd.DataFrame(rows, columns=["run", "step", "abs_diff"])
+    out = deterministic_prefix(frame, ["run"], "abs_diff", 1e-6)
+    assert out.to_dict() == {"r1": 2, "r2": 4, "r3": 0}
+
+
+def test_deterministic_prefix_takes_every_difference_column_and_evaluation_steps():
+    frame = pd.DataFrame({"run": ["a"] * 4, "step": [0, 20, 40, 60], "loss_diff": [0, 1e-7, 1e-7, 0],
+                          "fraction_diff": [0, 0, 2e-6, 0]})
+    assert deterministic_prefix(frame, ["run"], ["loss_diff", "fraction_diff"], 1e-6)["a"] == 20
+    with pytest.raises(ValueError, match="level"):
+        deterministic_prefix(frame, ["run"], "loss_diff", 0.0)
