@@ -74,3 +74,27 @@ def test_run_fig4_on_a_local_cluster(tool, tmp_path, monkeypatch):
     _checksums_ok(tmp_path / "out", manifest)
     with open(tmp_path / "out" / "curves.csv") as fh:
         assert sorted({r["step"] for r in csv.DictReader(fh)}) == ["0", "1", "2", "3"]  # per run: steps 0 to 3
+
+
+@pytest.mark.slow
+def test_run_escape_on_a_local_cluster(tool, tmp_path, monkeypatch):
+    esc = tool("run_escape")
+    monkeypatch.setattr(esc, "SEEDS", [0])
+    monkeypatch.setattr(esc, "CHAINS", [(0.75, 0.75)])
+    monkeypatch.setattr(esc, "LRS", {"sgd": (1.0,), "adam": (2e-3,)})
+    monkeypatch.setattr(esc, "STEPS", 6)
+    monkeypatch.setattr(esc, "EVAL_EVERY", 3)
+    argv = ["--out", str(tmp_path / "out"), "--work", str(tmp_path / "work"), "--workers", "2"]
+    assert esc.main(argv) == 0
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["runs"] == [[0.75, 0.75, "adam", 0.002, 0], [0.75, 0.75, "sgd", 1.0, 0]]
+    assert manifest["failed_runs"] == [] and manifest["provenance"]["complete"]
+    _checksums_ok(tmp_path / "out", manifest)
+    with open(tmp_path / "out" / "runs.csv") as fh:
+        assert [(r["optimizer"], r["steps"], r["escape_step"]) for r in csv.DictReader(fh)] == [
+            ("adam", "6", ""), ("sgd", "6", "")]  # six steps: no run leaves the plateau
+    import pandas as pd
+
+    curves = pd.read_csv(tmp_path / "out" / "curves.csv.gz")
+    assert curves.groupby("optimizer").step.apply(list).to_dict() == {"adam": [0, 3, 6], "sgd": [0, 3, 6]}
+    assert curves[["e", "w", "energy"]].notna().all().all()
