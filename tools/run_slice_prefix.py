@@ -7,12 +7,15 @@ configuration this process runs in, and store the per-step difference to the sto
         ATEN_CPU_CAPABILITY=default python tools/run_slice_prefix.py fig4 --config baseline --steps 120
     ... guideline (book/data/guideline: the four runs the chapter's slice re-executes, every stored seed)
     ... lowrank   (book/data/lowrank: every stored run)
+    ... escape    (book/data/escape: every stored run)
 
 The sets and what is compared:
 - fig4: the training loss at every step (column ``abs_diff``);
 - guideline: c-hat / c* and the held-out loss at every evaluation (``ratio_diff``, ``loss_diff``);
 - lowrank: the held-out loss and the largest difference of the seven top-singular-value fractions at every
-  evaluation (``loss_diff``, ``fraction_diff``).
+  evaluation (``loss_diff``, ``fraction_diff``);
+- escape: c-hat / c*, the held-out loss, the canonical projection (e, w) and E(e, w) at every evaluation
+  (``ratio_diff``, ``loss_diff``, ``projection_diff``, ``energy_diff``).
 
 The runs go through dask.distributed like every tool (``--workers``, ``--scheduler``, ``--allowed-failures``; the
 worker processes inherit the numeric configuration of the environment, which the manifest records); a failed run is
@@ -129,7 +132,34 @@ def tasks_lowrank(steps):
     return out, manifest["seeds"]
 
 
-SETS = {"fig4": tasks_fig4, "guideline": tasks_guideline, "lowrank": tasks_lowrank}
+def slice_escape(config, steps, ref):
+    """The escape runs (markovlib.transformer.escape): the first ``steps`` steps (a constant learning rate, so the
+    prefix of a shorter run is the prefix of the stored one); |live - stored| at every evaluation."""
+    from markovlib.transformer.escape import train_with_energy
+
+    live = pd.DataFrame(train_with_energy({**config, "steps": steps})).set_index("step")
+    ref = pd.DataFrame(ref).set_index("step").loc[live.index]
+    diff = (live - ref).abs()
+    return {"step": live.index.tolist(), "ratio_diff": diff.coefficient_ratio.tolist(),
+            "loss_diff": diff.eval_loss.tolist(), "projection_diff": diff[["e", "w"]].max(axis=1).tolist(),
+            "energy_diff": diff.energy.tolist()}
+
+
+def tasks_escape(steps):
+    from run_escape import config
+
+    manifest = json.loads((DATA / "escape" / "manifest.json").read_text())
+    curves = pd.read_csv(DATA / "escape" / "curves.csv.gz")
+    curves = curves[curves.step <= steps]
+    out = []
+    for (p, q, opt, lr, seed), st in curves.groupby(["p", "q", "optimizer", "lr", "seed"], sort=True):
+        ref = st.drop(columns=["p", "q", "optimizer", "lr", "seed"]).to_dict("list")
+        key = dict(p=p, q=q, optimizer=opt, lr=lr, seed=seed)
+        out.append((key, slice_escape, (config(p, q, opt, lr, seed), steps, ref)))
+    return out, manifest["seeds"]
+
+
+SETS = {"fig4": tasks_fig4, "guideline": tasks_guideline, "lowrank": tasks_lowrank, "escape": tasks_escape}
 
 
 def _run(fn, *args):  # one dask task: the set's slice function on its arguments

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..markov.energy import SADDLE_ENERGY, energy
+from ..markov.energy import energy
 from ..numerics import checks
 
 OPTIMIZER_ARMS = {
@@ -28,7 +28,7 @@ OPTIMIZER_ARMS = {
     "adamw": dict(optimizer="adamw", weight_decay=1e-3),
 }
 EVAL_COLUMNS = ("step", "eval_loss", "coefficient_ratio", "e", "w", "energy", "top_fraction_W_1")
-__all__ = ["OPTIMIZER_ARMS", "EVAL_COLUMNS", "SADDLE_ENERGY", "escape_config", "train_with_energy", "escape_step"]
+__all__ = ["OPTIMIZER_ARMS", "EVAL_COLUMNS", "escape_config", "train_with_energy", "escape_step"]
 
 
 def escape_config(p, q, optimizer, lr, seed, steps, *, eval_every=50, length=64, batch=16) -> dict:
