@@ -5,9 +5,9 @@
     nice python tools/run_beyond.py --part phase --out book/data/beyond_two_states # Adam, plain SGD, untied head
     ... --scheduler tcp://host:8786     # on an existing dask cluster (default: a LocalCluster of --workers)
 
-trains the K-state single-layer transformer (markovlib.beyond.multistate.train_kstate) on the symmetric K-state chain
-for K = 3, 5, 10, two p on each side of p* = (K-1)/K, the standard and the guideline-like init, SEEDS seeds,
-and writes runs.csv (one row per run), curves.csv (the held-out loss every 50 steps) and manifest.json (the
+trains the K-state single-layer transformer (markovlib.beyond.kstate_training.train_kstate) on the symmetric
+K-state chain for K = 3, 5, 10, two p on each side of p* = (K-1)/K, the standard and the guideline-like init,
+SEEDS seeds, and writes runs.csv (one row per run), curves.csv (the held-out loss every 50 steps) and manifest.json (the
 exact command, settings, seeds, package versions, git commit and dirty flag, CPU, wall time, sha256 of the files).
 ``--part phase``: the same (K, p) grid, longer (PHASE_SETTINGS: 5000 steps) and SEEDS_PHASE seeds, for the arms
 PHASE_ARMS: Adam and plain SGD (tied head) for both inits and Adam with the untied head (a separate unembedding
@@ -31,12 +31,12 @@ SETTINGS = dict(d=8, length=64, batch=32, steps=500, lr=2e-3, eval_batch=256, ev
 SEEDS = list(range(5))
 TRAP = 0.5  # trapped: final loss nearer H(pi) than the entropy rate (normalized gap > 0.5), fixed beforehand
 LAG = dict(n_states=3, p=0.1, lags=[1, 2, 3, 4, 6], seeds=[0, 1])
-INITS = ("standard", "guideline_like")  # markovlib.beyond.multistate.KSTATE_INITS (checked in main)
+INITS = ("standard", "guideline_like")  # markovlib.beyond.kstate_training.KSTATE_INITS (checked in main)
 COMMON = dict(threads=1, dtype="float32", optimizer="Adam(betas=(0.9, 0.95)), constant lr, no weight decay")
 PHASE_SETTINGS = dict(d=8, length=64, batch=32, steps=5000, eval_batch=256, eval_every=250)
 SEEDS_PHASE = list(range(10))
 SGD_LR = 0.1  # plain SGD, provisional: stable and progressing in the pilot (lr 1 and 3 not yet piloted)
-PHASE_ARMS = [  # (optimizer, tied, lr, init), markovlib.beyond.multistate.train_kstate's arguments
+PHASE_ARMS = [  # (optimizer, tied, lr, init), markovlib.beyond.kstate_training.train_kstate's arguments
     ("adam", True, 2e-3, "standard"), ("adam", True, 2e-3, "guideline_like"),
     ("sgd", True, SGD_LR, "standard"), ("sgd", True, SGD_LR, "guideline_like"),
     ("adam", False, 2e-3, "standard"),
@@ -50,10 +50,11 @@ def symmetric_run(K, p, init, seed, settings):
     """One run of the K-state grid (a dask task): its row of runs.csv and its rows of curves.csv."""
     import torch
 
+    from markovlib.beyond import kstate_training as kt
     from markovlib.beyond import multistate as ms
     torch.set_num_threads(1)
     rate, marg = ms.symmetric_entropy_rate(K, p), ms.symmetric_marginal_entropy(K)
-    r = ms.train_kstate(ms.symmetric_sampler(K, p), K, rate, marg, init=init, seed=seed, **settings)
+    r = kt.train_kstate(ms.symmetric_sampler(K, p), K, rate, marg, init=init, seed=seed, **settings)
     row = dict(K=K, p=p, lam=ms.symmetric_eigenvalue(K, p), init=init, seed=seed, final_loss=repr(r["final_loss"]),
                entropy_rate=repr(rate), marginal_entropy=repr(marg), gap=repr(r["gap"]), trapped=int(r["gap"] > TRAP))
     return row, [dict(K=K, p=p, init=init, seed=seed, step=s, loss=repr(v)) for s, v in r["history"]]
@@ -65,10 +66,11 @@ def phase_run(K, p, optimizer, tied, lr, init, seed, settings):
 
     import torch
 
+    from markovlib.beyond import kstate_training as kt
     from markovlib.beyond import multistate as ms
     torch.set_num_threads(1)
     rate, marg = ms.symmetric_entropy_rate(K, p), ms.symmetric_marginal_entropy(K)
-    r = ms.train_kstate(ms.symmetric_sampler(K, p), K, rate, marg, init=init, seed=seed, lr=lr, optimizer=optimizer,
+    r = kt.train_kstate(ms.symmetric_sampler(K, p), K, rate, marg, init=init, seed=seed, lr=lr, optimizer=optimizer,
                         tied=tied, **settings)
     arm = dict(K=K, p=p, init=init, optimizer=optimizer, tied=int(tied), lr=lr, seed=seed)
     row = dict(arm, lam=ms.symmetric_eigenvalue(K, p), final_loss=repr(r["final_loss"]), entropy_rate=repr(rate),
@@ -81,13 +83,14 @@ def lag_run(K, p, lag, init, seed, settings):
     """One run of the lag-k part (a dask task): its row of lag_runs.csv."""
     import torch
 
+    from markovlib.beyond import kstate_training as kt
     from markovlib.beyond import multistate as ms
     torch.set_num_threads(1)
     y = ms.lag_switching_yardsticks(K, p, lag)
 
     def sampler(b, n, s):
         return ms.lag_switching_sample(K, p, lag, b, n, s)
-    r = ms.train_kstate(sampler, K, y["entropy_rate"], y["unigram"], init=init, seed=seed, **settings)
+    r = kt.train_kstate(sampler, K, y["entropy_rate"], y["unigram"], init=init, seed=seed, **settings)
     return dict(K=K, p=p, lag=lag, init=init, seed=seed, final_loss=repr(r["final_loss"]),
                 entropy_rate=repr(y["entropy_rate"]), bigram=repr(y["bigram"]), unigram=repr(y["unigram"]))
 
@@ -100,7 +103,7 @@ def write_csv(path, rows):
 
 
 def main(argv=None):
-    from markovlib.beyond.multistate import KSTATE_INITS
+    from markovlib.beyond.kstate_training import KSTATE_INITS
 
     assert tuple(KSTATE_INITS) == INITS
     ap = add_cluster_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]))

@@ -1,6 +1,6 @@
 """K-state initializations and a minimal training loop for the K-state single-layer transformer (the package's
 Trainer trains binary chains only), used by the chapter ``book/beyond_two_states.ipynb`` and
-``tools/run_beyond.py``; re-exported by :mod:`markovlib.beyond.multistate`.
+``tools/run_beyond.py`` (the samplers and yardsticks are in :mod:`markovlib.beyond.multistate`).
 
 Two arms beside the chapter's Adam: plain SGD (theta <- theta - lr grad, no momentum, no weight decay) and the
 untied head (a separate unembedding matrix U, logits U z + b, instead of the tied E z + b; MarkovTransformer's

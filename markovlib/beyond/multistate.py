@@ -1,6 +1,6 @@
 """K-state and lag-k chains for the single-layer transformer: closed-form yardsticks, the zero-embedding critical
 set and its Hessian, the conservation laws of the full model; the K-state inits and training loop live in
-:mod:`markovlib.beyond.kstate_training` and are re-exported here (``init_kstate``, ``train_kstate``).
+:mod:`markovlib.beyond.kstate_training` (``init_kstate``, ``train_kstate``).
 
 The reference (Sec. 5.3) leaves multi-state and higher-order chains open; everything here is derived in the
 chapter ``book/beyond_two_states.ipynb`` and checked there and in ``tests/test_multistate.py``.
@@ -33,7 +33,6 @@ import torch.nn.functional as F
 
 from ..markov.chain import MarkovChain, binary_entropy, entropy
 from ..numerics import checks
-from .kstate_training import KSTATE_INITS, KSTATE_OPTIMIZERS, init_kstate, train_kstate  # noqa: F401 (re-exported)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -260,9 +259,10 @@ def lag_switching_yardsticks(n_states, p, lag) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------------------
-# samplers for the K-state training loop (markovlib.beyond.kstate_training, re-exported above)
+# samplers for the K-state training loop (markovlib.beyond.kstate_training.train_kstate)
 # ------------------------------------------------------------------------------------------------------------
 def symmetric_sampler(n_states, p):
-    """A sampler for :func:`train_kstate`: (batch, length, seed) -> samples of the symmetric chain (torch)."""
+    """A sampler for :func:`markovlib.beyond.kstate_training.train_kstate`: (batch, length, seed) -> samples of the
+    symmetric chain (torch)."""
     chain = symmetric_chain(n_states, p)
     return lambda batch, length, seed: chain.sample(batch, length, seed=seed, backend="torch")
