@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from markovlib.beyond import kstate_training as kt
 from markovlib.beyond import multistate as ms
 from markovlib.markov.chain import MarkovChain, entropy
 from markovlib.transformer.exact import exact_loss
@@ -144,27 +145,99 @@ def test_lag_switching_chain():
 
 def test_init_kstate_and_training_deterministic():
     model = MarkovTransformer(8, 16, n_states=3)
-    ms.init_kstate(model, "guideline_like", seed=0)
+    kt.init_kstate(model, "guideline_like", seed=0)
     assert torch.equal(model.W_2, -model.W_1.T)
     assert float(model.bias.abs().max()) == 0.0
     k, p = 3, 0.1
     kw = dict(init="standard", seed=1, length=16, batch=8, steps=6, eval_batch=16, eval_every=3)
-    r1 = ms.train_kstate(ms.symmetric_sampler(k, p), k, ms.symmetric_entropy_rate(k, p), math.log(k), **kw)
-    r2 = ms.train_kstate(ms.symmetric_sampler(k, p), k, ms.symmetric_entropy_rate(k, p), math.log(k), **kw)
+    r1 = kt.train_kstate(ms.symmetric_sampler(k, p), k, ms.symmetric_entropy_rate(k, p), math.log(k), **kw)
+    r2 = kt.train_kstate(ms.symmetric_sampler(k, p), k, ms.symmetric_entropy_rate(k, p), math.log(k), **kw)
     assert r1["history"] == r2["history"] and [s for s, _ in r1["history"]] == [0, 3, 6]
     assert abs(r1["history"][0][1] - math.log(k)) < 0.05  # near-zero init predicts uniformly
+
+
+def _tiny(**kw):
+    k, p = 3, 0.1
+    kw = dict(dict(init="standard", seed=1, length=16, batch=8, steps=6, eval_batch=16, eval_every=3), **kw)
+    return kt.train_kstate(ms.symmetric_sampler(k, p), k, ms.symmetric_entropy_rate(k, p), math.log(k), **kw)
+
+
+@pytest.mark.parametrize("kw, name", [(dict(optimizer="SGD"), "optimizer"), (dict(optimizer="adamw"), "optimizer"),
+                                      (dict(optimizer=None), "optimizer"), (dict(tied=1), "tied"),
+                                      (dict(tied="False"), "tied"), (dict(tied=None), "tied")])
+def test_train_kstate_bad_optimizer_or_tied(kw, name):
+    with pytest.raises(ValueError, match=name):
+        _tiny(**kw)
+
+
+def test_train_kstate_defaults_are_adam_tied():
+    r0, r1 = _tiny(), _tiny(optimizer="adam", tied=True)
+    assert r0["history"] == r1["history"]
+    for (n0, p0), (n1, p1) in zip(r0["model"].named_parameters(), r1["model"].named_parameters(), strict=True):
+        assert n0 == n1 and torch.equal(p0, p1)
+    assert not hasattr(r0["model"], "unembedding")
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_train_kstate_sgd_step_is_minus_lr_grad(tied):
+    k, p, lr, seed, length = 3, 0.1, 0.3, 2, 16
+    calls = []
+
+    def sampler(b, n, s):
+        x = ms.symmetric_sampler(k, p)(b, n, s)
+        calls.append(x)
+        return x
+    r = kt.train_kstate(sampler, k, ms.symmetric_entropy_rate(k, p), math.log(k), init="guideline_like", seed=seed,
+                        length=length, batch=8, steps=1, eval_batch=16, eval_every=1, lr=lr, optimizer="sgd",
+                        tied=tied)
+    assert [x.shape[0] for x in calls] == [16, 8]  # the held-out batch, then the one training batch
+    ref = MarkovTransformer(8, length, n_states=k, dtype=torch.float32, tied=tied)
+    kt.init_kstate(ref, "guideline_like", seed)
+    names = [n for n, _ in ref.named_parameters()]
+    grads = torch.autograd.grad(ref.loss(calls[1]), list(ref.parameters()))
+    trained = dict(r["model"].named_parameters())
+    assert sorted(trained) == sorted(names)
+    for name, prm, g in zip(names, ref.parameters(), grads, strict=True):
+        # float32 rounding only: SGD computes p.add_(g, alpha=-lr) in one fused pass
+        torch.testing.assert_close(trained[name].detach(), prm.detach() - lr * g, rtol=0, atol=1e-7)
+    assert any(float(g.abs().max()) > 1e-4 for g in grads)
+
+
+@pytest.mark.parametrize("init", kt.KSTATE_INITS)
+def test_untied_head(init):
+    k, length, seed = 5, 12, 4
+    tied = kt.init_kstate(MarkovTransformer(8, length, n_states=k), init, seed)
+    untied = kt.init_kstate(MarkovTransformer(8, length, n_states=k, tied=False), init, seed)
+    shared = dict(tied.named_parameters())
+    own = dict(untied.named_parameters())
+    assert set(own) == set(shared) | {"unembedding"}
+    for name, prm in shared.items():  # every other draw is the tied model's
+        assert torch.equal(prm, own[name])
+    U, E = own["unembedding"], own["embedding"]
+    assert U.shape == E.shape and not torch.equal(U, E) and U.data_ptr() != E.data_ptr()
+    scale = 1 / math.sqrt(8) if init == "guideline_like" else 0.02
+    assert 0.3 * scale < float(U.detach().std()) < 3 * scale
+    x = ms.symmetric_sampler(k, 0.3)(4, length + 1, 0)
+    assert not torch.allclose(tied(x[:, :-1]), untied(x[:, :-1]))
+    untied.loss(x).backward()
+    assert float(untied.unembedding.grad.abs().max()) > 0
+    with torch.no_grad():  # the head is U z + b: with U := E the untied model is the tied one
+        untied.unembedding.copy_(E)
+    torch.testing.assert_close(untied(x[:, :-1]), tied(x[:, :-1]), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="tied"):
+        ms.zero_embedding_hessian(untied, ms.symmetric_chain(k, 0.3), 3, np.ones((k, 8)))
 
 
 @pytest.mark.parametrize("call", [
     lambda: ms.symmetric_kernel(1, 0.5), lambda: ms.symmetric_kernel(3, 1.5), lambda: ms.symmetric_kernel(3, np.nan),
     lambda: ms.lagged_covariance(ms.symmetric_chain(3, 0.2), -1), lambda: ms.lag_switching_sample(3, 0.2, 0, 2, 5, 0),
-    lambda: ms.init_kstate(MarkovTransformer(4, 4, n_states=3), "guideline", 0),
-    lambda: ms.init_kstate(MarkovTransformer(4, 4), "standard", 0),
+    lambda: kt.init_kstate(MarkovTransformer(4, 4, n_states=3), "guideline", 0),
+    lambda: kt.init_kstate(MarkovTransformer(4, 4), "standard", 0),
     lambda: ms.zero_embedding_hessian(MarkovTransformer(4, 4, n_states=3), ms.symmetric_chain(3, 0.2), 9,
                                       np.ones((3, 4))),
     lambda: ms.zero_embedding_hessian(MarkovTransformer(4, 4, n_states=3), ms.symmetric_chain(3, 0.2), 3,
                                       np.ones((2, 4))),
-    lambda: ms.train_kstate(ms.symmetric_sampler(3, 2 / 3), 3, math.log(3), math.log(3)),
+    lambda: kt.train_kstate(ms.symmetric_sampler(3, 2 / 3), 3, math.log(3), math.log(3)),
 ])
 def test_validation(call):
     with pytest.raises(ValueError):

@@ -55,6 +55,34 @@ def test_run_beyond_on_a_local_cluster(tool, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+def test_run_beyond_phase_on_a_local_cluster(tool, tmp_path, monkeypatch):
+    rb = tool("run_beyond")
+    monkeypatch.setattr(rb, "GRID", {3: [0.4]})
+    monkeypatch.setattr(rb, "SEEDS_PHASE", [0])
+    monkeypatch.setattr(rb, "PHASE_SETTINGS", dict(rb.PHASE_SETTINGS, steps=4, eval_every=2, eval_batch=8, batch=4,
+                                                   length=16))
+    assert rb.main(["--part", "phase", "--out", str(tmp_path), "--workers", "2"]) == 0
+    assert not (tmp_path / "runs.csv").exists() and not (tmp_path / "manifest.json").exists()
+    with open(tmp_path / "phase_runs.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["K"], r["p"], r["optimizer"], r["tied"], r["init"]) for r in rows] == [
+        ("3", "0.4", "adam", "1", "standard"), ("3", "0.4", "adam", "1", "guideline_like"),
+        ("3", "0.4", "sgd", "1", "standard"), ("3", "0.4", "sgd", "1", "guideline_like"),
+        ("3", "0.4", "adam", "0", "standard")]
+    assert [float(r["lr"]) for r in rows] == [2e-3, 2e-3, rb.SGD_LR, rb.SGD_LR, 2e-3]
+    assert all(r["finite"] == "1" for r in rows)
+    with open(tmp_path / "phase_curves.csv") as fh:
+        curves = list(csv.DictReader(fh))
+    assert {"optimizer", "tied"} <= set(curves[0]) and [c["step"] for c in curves] == ["0", "2", "4"] * 5
+    manifest = json.loads((tmp_path / "manifest_phase.json").read_text())
+    assert manifest["runs"] == manifest["runs_planned"] == 5 and manifest["failed_runs"] == []
+    assert manifest["seeds"] == [0] and manifest["settings"]["steps"] == 4 and len(manifest["arms"]) == 5
+    assert manifest["provenance"]["complete"] and "torch" in manifest["versions"]
+    assert set(manifest["provenance"]["files"]) == {"phase_runs.csv", "phase_curves.csv"}
+    _checksums_ok(tmp_path, manifest)
+
+
+@pytest.mark.slow
 def test_run_fig4_on_a_local_cluster(tool, tmp_path, monkeypatch):
     from markovlib.transformer.config import recipe
     from markovlib.transformer.train_cli import cli_arguments

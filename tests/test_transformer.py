@@ -245,6 +245,7 @@ def test_standard_init_statistics_and_seed():
 @pytest.mark.parametrize("kwargs, name", [
     (dict(d=0), "d"), (dict(max_len=-1), "max_len"), (dict(attention="cosine"), "attention"),
     (dict(n_states=1), "n_states"), (dict(hidden=0), "hidden"), (dict(dtype=torch.int64), "dtype"),
+    (dict(n_states=3, tied=0), "tied"), (dict(tied=False), "tied"),
 ])
 def test_bad_constructor_arguments(kwargs, name):
     with pytest.raises(ValueError, match=name):

@@ -1,5 +1,6 @@
 """K-state and lag-k chains for the single-layer transformer: closed-form yardsticks, the zero-embedding critical
-set and its Hessian, the conservation laws of the full model, and a minimal K-state training loop.
+set and its Hessian, the conservation laws of the full model; the K-state inits and training loop live in
+:mod:`markovlib.beyond.kstate_training` (``init_kstate``, ``train_kstate``).
 
 The reference (Sec. 5.3) leaves multi-state and higher-order chains open; everything here is derived in the
 chapter ``book/beyond_two_states.ipynb`` and checked there and in ``tests/test_multistate.py``.
@@ -165,8 +166,8 @@ def zero_embedding_hessian(model, chain, length, E0) -> float:
     if length < 2 or length - 1 > model.max_len:
         raise ValueError(f"length must be in [2, max_len + 1 = {model.max_len + 1}], got {length}")
     k = model.n_states
-    if model.binary or chain.n_states != k:
-        raise ValueError("model must be the K-state model with as many states as the chain")
+    if model.binary or not model.tied or chain.n_states != k:
+        raise ValueError("model must be the tied K-state model with as many states as the chain")
     E0 = np.asarray(checks.finite_array("E0", E0), dtype=float)
     if E0.shape != (k, model.d):
         raise ValueError(f"E0 must have shape ({k}, {model.d}), got {E0.shape}")
@@ -258,84 +259,10 @@ def lag_switching_yardsticks(n_states, p, lag) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------------------
-# K-state initializations and a minimal training loop (the package's Trainer trains binary chains only)
+# samplers for the K-state training loop (markovlib.beyond.kstate_training.train_kstate)
 # ------------------------------------------------------------------------------------------------------------
-KSTATE_INITS = ("standard", "guideline_like")
-
-
-@torch.no_grad()
-def init_kstate(model, scheme, seed, std=0.02):
-    """Initialize the K-state ``model`` in place (a torch.Generator seeded with ``seed``) and return it.
-
-    ``"standard"``: every weight N(0, std^2), biases 0 (reference Sec. 2, the authors' code).
-    ``"guideline_like"``: our K-state reading of the guideline point (e, w) = (1, -1) of reference Sec. 5:
-    embedding rows of unit scale (E ~ N(0, 1/d), the analogue of e = 1), W_1 ~ N(0, 1/d) and W_2 = -W_1^T, so
-    that on an input y the feed-forward Jacobian I + W_2 D W_1 is about I - 2 I = -I (r = 4d units, half of them
-    active), the analogue of 1 + 2 w|w| = -1 at w = -1; attention and positional weights N(0, std^2), biases 0.
-    """
-    checks.choice("scheme", scheme, set(KSTATE_INITS))
-    if model.binary:
-        raise ValueError("init_kstate needs the K-state model (n_states=K)")
-    gen = torch.Generator().manual_seed(checks.nonnegative_int("seed", seed))
-    std = checks.positive_real("std", std)
-    params = dict(model.named_parameters())
-    for name, prm in params.items():
-        draw = torch.randn(prm.shape, generator=gen, dtype=torch.float64) * std
-        prm.copy_(torch.zeros(prm.shape) if name == "bias" else draw)
-    if scheme == "guideline_like":
-        d = model.d
-        params["embedding"].copy_(torch.randn(params["embedding"].shape, generator=gen, dtype=torch.float64)
-                                  / math.sqrt(d))
-        W1 = torch.randn(params["W_1"].shape, generator=gen, dtype=torch.float64) / math.sqrt(d)
-        params["W_1"].copy_(W1)
-        params["W_2"].copy_(-W1.T)
-    return model
-
-
-def train_kstate(sampler, n_states, entropy_rate, marginal_entropy, *, init="standard", seed=0, d=8, length=64,
-                 batch=32, steps=600, lr=2e-3, eval_batch=256, eval_every=50, attention="softmax"):
-    """Train the K-state model (float32) with Adam (lr ``lr``, betas (0.9, 0.95), constant rate, no weight decay)
-    on fresh batches ``sampler(batch, length + 1, seed)`` (a function returning an int64 tensor), step s drawing
-    with the seed derived from (seed, s) by numpy's SeedSequence; the model is initialized by
-    :func:`init_kstate` (seed). Every ``eval_every`` steps and at the end the loss on one fixed held-out
-    batch of ``eval_batch`` sequences is recorded. Returns {"history": [(step, eval_loss)], "final_loss",
-    "gap" (final_loss - entropy_rate) / (marginal_entropy - entropy_rate), "model"}."""
-    from ..transformer.model import MarkovTransformer
-
-    for name, v in (("d", d), ("length", length), ("batch", batch), ("steps", steps), ("eval_batch", eval_batch),
-                    ("eval_every", eval_every)):
-        checks.positive_int(name, v)
-    seed = checks.nonnegative_int("seed", seed)
-    lr = checks.positive_real("lr", lr)
-    if not marginal_entropy > entropy_rate:
-        raise ValueError("marginal_entropy must exceed entropy_rate (the chain must not be i.i.d.)")
-    model = MarkovTransformer(d, length, attention=attention, n_states=_states(n_states), dtype=torch.float32)
-    init_kstate(model, init, seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.95))
-
-    def step_seed(s, stream):
-        return int(np.random.SeedSequence([seed, s, stream]).generate_state(1)[0])
-
-    x_eval = sampler(eval_batch, length + 1, step_seed(0, 1))
-
-    @torch.no_grad()
-    def evaluate():
-        return float(model.loss(x_eval))
-
-    history = [(0, evaluate())]
-    for s in range(1, steps + 1):
-        loss = model.loss(sampler(batch, length + 1, step_seed(s, 0)))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        if s % eval_every == 0 or s == steps:
-            history.append((s, evaluate()))
-    final = history[-1][1]
-    return {"history": history, "final_loss": final,
-            "gap": (final - entropy_rate) / (marginal_entropy - entropy_rate), "model": model}
-
-
 def symmetric_sampler(n_states, p):
-    """A sampler for :func:`train_kstate`: (batch, length, seed) -> samples of the symmetric chain (torch)."""
+    """A sampler for :func:`markovlib.beyond.kstate_training.train_kstate`: (batch, length, seed) -> samples of the
+    symmetric chain (torch)."""
     chain = symmetric_chain(n_states, p)
     return lambda batch, length, seed: chain.sample(batch, length, seed=seed, backend="torch")

@@ -18,7 +18,7 @@ with one causal head, no layer norm and no biases inside the layer. Three attent
 * ``None``: no attention, y_n = x_n.
 
 K-state variant (``n_states=K``): token embedding matrix E (K x d), x_n = E[x_n] + p_n, tied softmax head
-logits_n = E z_n + b (K biases).
+logits_n = E z_n + b (K biases); with ``tied=False`` a separate unembedding matrix U (K x d), logits_n = U z_n + b.
 
 Initializations (``MarkovTransformer.init_weights`` / the classmethods): ``"standard"``, ``"rank_one"``,
 ``"guideline"``, ``"public_constants_scalar"``, ``"canonical"``, and the authors' 2-token inits
@@ -104,6 +104,8 @@ class MarkovTransformer(nn.Module):
     attention : ``"softmax"`` (Sec. 2), ``"linear"`` (Sec. 6) or ``None`` (off).
     n_states : ``None`` for the binary model with one logit (embedding x e); an int K >= 2 for the K-state
         variant (embedding matrix E, K x d, tied softmax head E z + b).
+    tied : K-state model only: ``False`` adds a separate unembedding matrix U (parameter ``unembedding``, K x d,
+        registered last) and the head U z + b; ``True`` (default) has no such parameter.
     hidden : width r of the feed-forward layer, default 4d.
     reference_impl : compute the attention with the O(N^2) reference (:func:`naive_softmax_attention`,
         :func:`naive_linear_attention`) instead of the fast path; for tests and the benchmark baseline.
@@ -114,7 +116,7 @@ class MarkovTransformer(nn.Module):
     """
 
     def __init__(self, d=8, max_len=1024, *, attention="softmax", n_states=None, hidden=None,
-                 reference_impl=False, dtype=torch.float64, device=None):
+                 reference_impl=False, dtype=torch.float64, device=None, tied=True):
         super().__init__()
         self.d = checks.positive_int("d", d)
         self.max_len = checks.positive_int("max_len", max_len)
@@ -126,6 +128,11 @@ class MarkovTransformer(nn.Module):
             if n_states < 2:
                 raise ValueError(f"n_states must be None (binary, one logit) or an integer >= 2, got {n_states!r}")
         self.n_states = n_states
+        if not isinstance(tied, bool):
+            raise ValueError(f"tied must be True or False, got {tied!r}")
+        if not tied and n_states is None:
+            raise ValueError("tied=False needs the K-state model (n_states=K); the binary model is always tied")
+        self.tied = tied
         self.hidden = checks.positive_int("hidden", hidden) if hidden is not None else 4 * self.d
         self.reference_impl = bool(reference_impl)
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
@@ -146,6 +153,8 @@ class MarkovTransformer(nn.Module):
             self.W_O = nn.Parameter(torch.zeros(d, d, **kw))
         self.W_1 = nn.Parameter(torch.zeros(r, d, **kw))
         self.W_2 = nn.Parameter(torch.zeros(d, r, **kw))
+        if not self.tied:  # registered last: the other parameters keep their order (and their seeded draws)
+            self.unembedding = nn.Parameter(torch.zeros(n_states, d, **kw))  # U
 
     @property
     def binary(self) -> bool:
@@ -153,7 +162,7 @@ class MarkovTransformer(nn.Module):
 
     def extra_repr(self):
         return (f"d={self.d}, max_len={self.max_len}, attention={self.attention!r}, "
-                f"n_states={self.n_states}, hidden={self.hidden}")
+                f"n_states={self.n_states}, hidden={self.hidden}" + ("" if self.tied else ", tied=False"))
 
     # -- forward ------------------------------------------------------------------------------------------
     def _check_input(self, x):
@@ -194,7 +203,7 @@ class MarkovTransformer(nn.Module):
         if self.binary:
             logits = z @ self.embedding + self.bias
         else:
-            logits = z @ self.embedding.T + self.bias
+            logits = z @ (self.embedding if self.tied else self.unembedding).T + self.bias
         if return_hidden:
             return logits, {"x": h0, "y": y, "z": z}
         return logits

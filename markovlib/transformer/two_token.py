@@ -37,8 +37,8 @@ from .model import MarkovTransformer
 
 
 def _check_two_state(model):
-    if not isinstance(model, MarkovTransformer) or model.n_states != 2:
-        raise ValueError("model must be a MarkovTransformer with n_states=2 (the authors' 2-token model)")
+    if not isinstance(model, MarkovTransformer) or model.n_states != 2 or not model.tied:
+        raise ValueError("model must be a tied MarkovTransformer with n_states=2 (the authors' 2-token model)")
 
 
 def _check_binary(model):
