@@ -94,7 +94,36 @@ def test_guideline_set_is_complete_and_consistent():
         assert r["steps_to_bigram"] == (str(steps[stays[0]]) if stays else "")
 
 
-@pytest.mark.parametrize("name", ["fig4", "guideline", "lowrank"])
+ESCAPE = DATA / "escape"
+
+
+@pytest.mark.skipif(not (ESCAPE / "manifest.json").is_file(), reason="no escape set")
+def test_escape_set_is_complete_and_consistent():
+    """book/data/escape (tools/run_escape.py): both chains above the line, every optimizer arm at both learning rates,
+    20 seeds, every run to the horizon with the canonical projection at every evaluation, and every stored escape step
+    recomputed from the stored curve (the first evaluation at which c-hat / c* reaches the stored ratio)."""
+    import math
+
+    import pandas as pd
+
+    man = json.loads((ESCAPE / "manifest.json").read_text())
+    assert man["failed_runs"] == [] and man["provenance"]["complete"] and len(man["seeds"]) >= 20
+    assert all(p + q > 1 for p, q in man["chains"]) and len({round(p + q, 9) for p, q in man["chains"]}) >= 2
+    assert set(man["lrs"]) == {"sgd", "momentum", "adam", "adamw"} and all(len(v) == 2 for v in man["lrs"].values())
+    runs = pd.read_csv(ESCAPE / "runs.csv")
+    curves = pd.read_csv(ESCAPE / "curves.csv.gz")
+    key = ["p", "q", "optimizer", "lr", "seed"]
+    assert len(runs) == man["runs_planned"] == len(man["chains"]) * 8 * len(man["seeds"]) == curves.groupby(key).ngroups
+    assert curves[["e", "w", "energy", "coefficient_ratio", "eval_loss"]].notna().all().all()
+    for (p, q, opt, lr, seed), g in curves.groupby(key):
+        assert g.step.iloc[0] == 0 and g.step.iloc[-1] == man["steps"] and g.step.diff().iloc[1:].eq(man["eval_every"]).all()
+        row = runs[(runs.p == p) & (runs.q == q) & (runs.optimizer == opt) & (runs.lr == lr) & (runs.seed == seed)]
+        hit = g.step[g.coefficient_ratio >= man["escape_ratio"]]
+        stored = row.escape_step.iloc[0]
+        assert (math.isnan(stored) and hit.empty) or stored == hit.iloc[0]
+
+
+@pytest.mark.parametrize("name", ["fig4", "guideline", "lowrank", "escape"])
 def test_slice_prefix_is_measured_in_both_ci_configurations(name):
     """tools/run_slice_prefix.py: the deterministic prefix of a stored set, measured for the same stored runs in the
     developer configuration and in CI's second one (one thread, baseline SIMD, torch's default kernels), which its
