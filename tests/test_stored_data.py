@@ -116,7 +116,8 @@ def test_escape_set_is_complete_and_consistent():
     assert len(runs) == man["runs_planned"] == len(man["chains"]) * 8 * len(man["seeds"]) == curves.groupby(key).ngroups
     assert curves[["e", "w", "energy", "coefficient_ratio", "eval_loss"]].notna().all().all()
     for (p, q, opt, lr, seed), g in curves.groupby(key):
-        assert g.step.iloc[0] == 0 and g.step.iloc[-1] == man["steps"] and g.step.diff().iloc[1:].eq(man["eval_every"]).all()
+        assert g.step.iloc[0] == 0 and g.step.iloc[-1] == man["steps"]
+        assert g.step.diff().iloc[1:].eq(man["eval_every"]).all()
         row = runs[(runs.p == p) & (runs.q == q) & (runs.optimizer == opt) & (runs.lr == lr) & (runs.seed == seed)]
         hit = g.step[g.coefficient_ratio >= man["escape_ratio"]]
         stored = row.escape_step.iloc[0]

@@ -1,6 +1,5 @@
 """markovlib.numerics.survival: the Kaplan-Meier estimate against a textbook table and by coverage."""
 import numpy as np
-import pytest
 
 from markovlib.numerics.survival import kaplan_meier, median_time, survival_at
 
@@ -23,7 +22,8 @@ def test_six_mp_table():
     assert np.all((km.lower <= km.survival) & (km.survival <= km.upper) & (km.lower >= 0) & (km.upper <= 1))
     assert median_time(km) == 23 and median_time(km, "lower") == 13 and median_time(km, "upper") == float("inf")
     s, lo, hi = survival_at(km, [0, 6, 8, 40])
-    assert s[0] == lo[0] == hi[0] == 1.0 and s[1] == km.survival[0] and s[2] == km.survival[1] and s[3] == km.survival[-1]
+    assert s[0] == lo[0] == hi[0] == 1.0
+    assert s[1] == km.survival[0] and s[2] == km.survival[1] and s[3] == km.survival[-1]
 
 
 def test_no_events_and_all_events():

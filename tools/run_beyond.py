@@ -35,7 +35,8 @@ INITS = ("standard", "guideline_like")  # markovlib.beyond.kstate_training.KSTAT
 COMMON = dict(threads=1, dtype="float32", optimizer="Adam(betas=(0.9, 0.95)), constant lr, no weight decay")
 PHASE_SETTINGS = dict(d=8, length=64, batch=32, steps=5000, eval_batch=256, eval_every=250)
 SEEDS_PHASE = list(range(10))
-SGD_LR = 0.1  # plain SGD, provisional: stable and progressing in the pilot (lr 1 and 3 not yet piloted)
+SGD_LR = 1.0  # plain SGD: the largest of {0.1, 0.3, 1, 3} stable in the pilot (seed 0, 1000 steps, K 3 and 10 on both
+# sides of p*, both inits: lr 3 diverges from the guideline-like init at K 3; lr 1 learns fastest where SGD learns)
 PHASE_ARMS = [  # (optimizer, tied, lr, init), markovlib.beyond.kstate_training.train_kstate's arguments
     ("adam", True, 2e-3, "standard"), ("adam", True, 2e-3, "guideline_like"),
     ("sgd", True, SGD_LR, "standard"), ("sgd", True, SGD_LR, "guideline_like"),
