@@ -33,3 +33,13 @@ def test_deterministic_prefix_takes_every_difference_column_and_evaluation_steps
     assert deterministic_prefix(frame, ["run"], ["loss_diff", "fraction_diff"], 1e-6)["a"] == 20
     with pytest.raises(ValueError, match="level"):
         deterministic_prefix(frame, ["run"], "loss_diff", 0.0)
+
+
+def test_deterministic_prefix_with_several_rows_per_step_takes_the_worst():
+    """Two configurations of one run in one group: a step counts only when both rows are within the level, whatever
+    the order of the rows (review of trap_or_plateau: an unstable sort once let a passing row hide a failing one)."""
+    rows = [("dev", 50, 0.0), ("base", 50, 1e-7), ("base", 100, 3e-5), ("dev", 100, 0.0), ("dev", 150, 0.0),
+            ("base", 150, 0.0)]
+    frame = pd.DataFrame(rows, columns=["config", "step", "abs_diff"]).assign(run="a")
+    for order in (frame, frame.iloc[::-1]):
+        assert deterministic_prefix(order, ["run"], "abs_diff", 1e-5)["a"] == 50

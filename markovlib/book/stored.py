@@ -30,16 +30,18 @@ def deterministic_prefix(frame, by, diff, level: float):
     """Per stored run (the groups of ``frame`` by the columns ``by``): the last step up to which every difference
     in the columns ``diff`` (one name or a list) stays at most ``level``, from the first compared step on; the step
     before the first compared one when even that one is over. ``frame`` has a ``step`` column (the rows of
-    ``slice_prefix.csv``). Returns a pandas Series indexed by ``by``."""
+    ``slice_prefix.csv``); a group may hold several rows per step (one per numeric configuration, when ``by`` leaves
+    out ``config``): a step is within the level only when every one of its rows is. Returns a pandas Series indexed
+    by ``by``."""
     diff = [diff] if isinstance(diff, str) else list(diff)
     level = float(level)
     if not level > 0:
         raise ValueError(f"level must be a real number > 0, got {level!r}")
 
     def last_within(g):
-        g = g.sort_values("step")
-        steps = g["step"].to_numpy()
-        within = np.logical_and.accumulate((g[diff].to_numpy() <= level).all(axis=1))
+        g = g.groupby("step")[diff].max().sort_index()  # the worst row of each step, steps in order
+        steps = g.index.to_numpy()
+        within = np.logical_and.accumulate((g.to_numpy() <= level).all(axis=1))
         return int(steps[within].max()) if within.any() else int(steps[0]) - 1
 
     return frame.groupby(list(by)).apply(last_within, include_groups=False)
