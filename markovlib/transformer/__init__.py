@@ -7,5 +7,6 @@
 - ``exact``: the exact population loss by enumerating every sequence.
 - ``config``: ``TrainConfig``, devices, seeds, schedules and the optimizer's decay groups.
 - ``training``: the ``Trainer``; ``runs``: ``train_many``; ``train_cli``: ``python -m markovlib train``.
+- ``escape``: trap or plateau, the standard init under four optimizers with the energy E(e, w) along training.
 - ``benchmarks``: ``python -m markovlib bench`` (sampler, flow, train).
 """
