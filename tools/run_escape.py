@@ -25,14 +25,12 @@ ESCAPE_RATIO, empty if never: censored at STEPS) and curves.csv.gz (one row per 
 from __future__ import annotations
 
 import csv
-import gzip
-import io
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ENV, ROOT, Provenance, parse_args, run_grid, versions  # noqa: E402
+from stored_runs import ENV, ROOT, Provenance, parse_args, run_grid, versions, write_gz  # noqa: E402
 
 OUT = ROOT / "book" / "data" / "escape"
 SEEDS = list(range(20))
@@ -95,13 +93,9 @@ def main(argv=None):
         for key, ev in results:
             t = escape_step([r["step"] for r in ev], [r["coefficient_ratio"] for r in ev], ESCAPE_RATIO)
             w.writerow([*key, ev[-1]["step"], "" if t is None else t])
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*KEY, *EVAL_COLUMNS])
-    w.writerows([*key, *(r[c] if c == "step" else repr(float(r[c])) for c in EVAL_COLUMNS)]
-                for key, ev in results for r in ev)
-    with open(out_dir / "curves.csv.gz", "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0, filename="") as gz:
-        gz.write(buf.getvalue().encode())
+    write_gz(out_dir / "curves.csv.gz", [*KEY, *EVAL_COLUMNS],
+             [[*key, *(r[c] if c == "step" else repr(float(r[c])) for c in EVAL_COLUMNS)]
+              for key, ev in results for r in ev])
     files = ["runs.csv", "curves.csv.gz"]
     manifest = {"description": __doc__, "versions": versions(), "seeds": SEEDS,
                 "chains": [list(c) for c in CHAINS], "lrs": {k: list(v) for k, v in LRS.items()},

@@ -26,15 +26,12 @@ BIGRAM_RATIO to the end of the run, empty if never) and curves.csv.gz (one row p
 """
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ENV, ROOT, Provenance, parse_args, run_grid, versions  # noqa: E402
+from stored_runs import ENV, ROOT, Provenance, parse_args, run_grid, versions, write_gz  # noqa: E402
 
 OUT = ROOT / "book" / "data" / "guideline"
 SEEDS = list(range(20))
@@ -103,14 +100,6 @@ def train_one(config, path):
 def _name(key):
     return "_".join(str(k) for k in key) + ".json"
 
-
-def write_gz(path, header, rows):
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
-    with open(path, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0, filename="") as gz:
-        gz.write(buf.getvalue().encode())
 
 
 def main(argv=None):

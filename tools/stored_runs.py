@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import hashlib
+import io
 import json
 import os
 import platform
@@ -128,6 +130,17 @@ def write_curves(path, key_names, columns, results, keep=None):
             for r in rows:
                 if keep is None or keep(r):
                     w.writerow([*key, r["step"], *[r[c] for c in columns]])
+
+
+def write_gz(path, header, rows):
+    """A gzipped CSV that is the same bytes for the same rows (no time stamp, no file name in the header), so its
+    sha256 in a manifest is reproducible (run_guideline, run_escape)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    with open(path, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0, filename="") as gz:
+        gz.write(buf.getvalue().encode())
 
 
 # ------------------------------------------------------------------------------------------------------------
