@@ -124,7 +124,47 @@ def test_escape_set_is_complete_and_consistent():
         assert (math.isnan(stored) and hit.empty) or stored == hit.iloc[0]
 
 
-@pytest.mark.parametrize("name", ["fig4", "guideline", "lowrank", "escape"])
+PHASE = DATA / "beyond_two_states"
+
+
+@pytest.mark.skipif(not (PHASE / "manifest_phase.json").is_file(), reason="no K-state phase set")
+def test_kstate_phase_set_is_complete_and_consistent():
+    """book/data/beyond_two_states, phase part (tools/run_beyond.py --part phase): every cell of the (K, p) grid in
+    every arm (Adam and plain SGD, tied, both inits; Adam untied) with at least 10 seeds, every run to the stored
+    horizon with a curve every eval_every steps, and every stored row's yardsticks, gap and trapped flag recomputed
+    from the closed forms and the stored final loss."""
+    import pandas as pd
+
+    from markovlib.beyond import multistate as ms
+
+    man = json.loads((PHASE / "manifest_phase.json").read_text())
+    assert man["failed_runs"] == [] and man["provenance"]["complete"] and len(man["seeds"]) >= 10
+    assert man["settings"]["steps"] >= 5000
+    arms = {(a["optimizer"], bool(a["tied"]), a["init"]) for a in man["arms"]}
+    assert {("sgd", True, "standard"), ("adam", True, "standard"), ("adam", False, "standard")} <= arms
+    runs = pd.read_csv(PHASE / "phase_runs.csv")
+    curves = pd.read_csv(PHASE / "phase_curves.csv")
+    cells = [(int(K), p) for K, ps in man["grid"].items() for p in ps]
+    key = ["K", "p", "optimizer", "tied", "lr", "init", "seed"]
+    assert len(runs) == man["runs_planned"] == len(cells) * len(arms) * len(man["seeds"]) == curves.groupby(key).ngroups
+    for K, p in cells:
+        for arm in arms:
+            g = runs[(runs.K == K) & (runs.p == p) & (runs.optimizer == arm[0]) & (runs.tied == int(arm[1]))
+                     & (runs.init == arm[2])]
+            assert sorted(g.seed) == sorted(man["seeds"]), (K, p, arm)
+    every, horizon = man["settings"]["eval_every"], man["settings"]["steps"]
+    for _, g in curves.groupby(key):
+        assert g.step.iloc[0] == 0 and g.step.iloc[-1] == horizon and g.step.diff().iloc[1:].eq(every).all()
+    rate = [ms.symmetric_entropy_rate(K, p) for K, p in zip(runs.K, runs.p)]
+    marg = runs.K.map(ms.symmetric_marginal_entropy)
+    assert max(abs(runs.entropy_rate - rate)) < 1e-12 and max(abs(runs.marginal_entropy - marg)) < 1e-12
+    gap = (runs.final_loss - runs.entropy_rate) / (runs.marginal_entropy - runs.entropy_rate)
+    assert max(abs(gap - runs.gap)) < 1e-12 and (runs.trapped == (runs.gap > man["trap_threshold"]).astype(int)).all()
+    last = curves.sort_values("step").groupby(key).loss.last()
+    assert max(abs(last.to_numpy() - runs.set_index(key).loc[last.index].final_loss.to_numpy())) == 0
+
+
+@pytest.mark.parametrize("name", ["fig4", "guideline", "lowrank", "escape", "beyond_two_states"])
 def test_slice_prefix_is_measured_in_both_ci_configurations(name):
     """tools/run_slice_prefix.py: the deterministic prefix of a stored set, measured for the same stored runs in the
     developer configuration and in CI's second one (one thread, baseline SIMD, torch's default kernels), which its

@@ -8,6 +8,7 @@ configuration this process runs in, and store the per-step difference to the sto
     ... guideline (book/data/guideline: the four runs the chapter's slice re-executes, every stored seed)
     ... lowrank   (book/data/lowrank: every stored run)
     ... escape    (book/data/escape: every stored run)
+    ... phase     (book/data/beyond_two_states, the 5000-step K-state set: seeds PHASE_SEEDS of every cell and arm)
 
 The sets and what is compared:
 - fig4: the training loss at every step (column ``abs_diff``);
@@ -15,7 +16,8 @@ The sets and what is compared:
 - lowrank: the held-out loss and the largest difference of the seven top-singular-value fractions at every
   evaluation (``loss_diff``, ``fraction_diff``);
 - escape: c-hat / c*, the held-out loss, the canonical projection (e, w) and E(e, w) at every evaluation
-  (``ratio_diff``, ``loss_diff``, ``projection_diff``, ``energy_diff``).
+  (``ratio_diff``, ``loss_diff``, ``projection_diff``, ``energy_diff``);
+- phase: the held-out loss at every evaluation (every 250 steps; ``loss_diff``).
 
 The runs go through dask.distributed like every tool (``--workers``, ``--scheduler``, ``--allowed-failures``; the
 worker processes inherit the numeric configuration of the environment, which the manifest records); a failed run is
@@ -159,7 +161,41 @@ def tasks_escape(steps):
     return out, manifest["seeds"]
 
 
-SETS = {"fig4": tasks_fig4, "guideline": tasks_guideline, "lowrank": tasks_lowrank, "escape": tasks_escape}
+PHASE_SEEDS = [0, 1, 2]  # the phase set's seeds measured (every cell and arm); the chapter re-executes a subset
+
+
+def slice_phase(key, settings, steps, ref):
+    """A K-state run of ``tools/run_beyond.py --part phase`` (constant lr: the prefix of a shorter run is the prefix
+    of the stored one); |live - stored held-out loss| at every evaluation up to ``steps``."""
+    import torch
+
+    from markovlib.beyond import kstate_training as kt
+    from markovlib.beyond import multistate as ms
+
+    torch.set_num_threads(1)
+    K, p = int(key["K"]), float(key["p"])
+    r = kt.train_kstate(ms.symmetric_sampler(K, p), K, ms.symmetric_entropy_rate(K, p),
+                        ms.symmetric_marginal_entropy(K), init=key["init"], seed=int(key["seed"]), lr=float(key["lr"]),
+                        optimizer=key["optimizer"], tied=bool(key["tied"]), **{**settings, "steps": steps})
+    steps_live = [s for s, _ in r["history"]]
+    return {"step": steps_live, "loss_diff": [abs(v - ref[s]) for s, v in r["history"]]}
+
+
+def tasks_phase(steps):
+    folder = DATA / "beyond_two_states"
+    manifest = json.loads((folder / "manifest_phase.json").read_text())
+    curves = pd.read_csv(folder / "phase_curves.csv")
+    curves = curves[curves.seed.isin(PHASE_SEEDS) & (curves.step <= steps)]
+    names = ["K", "p", "optimizer", "tied", "lr", "init", "seed"]
+    out = []
+    for vals, st in curves.groupby(names, sort=True):
+        key = {n: (v.item() if hasattr(v, "item") else v) for n, v in zip(names, vals)}
+        out.append((key, slice_phase, (key, manifest["settings"], steps, dict(zip(st.step, st.loss)))))
+    return out, PHASE_SEEDS
+
+
+SETS = {"fig4": tasks_fig4, "guideline": tasks_guideline, "lowrank": tasks_lowrank, "escape": tasks_escape,
+        "phase": tasks_phase}
 
 
 def _run(fn, *args):  # one dask task: the set's slice function on its arguments
@@ -174,7 +210,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.steps < 1:
         ap.error(f"--steps must be a positive integer, got {args.steps}")
-    out_dir = DATA / args.set
+    out_dir = DATA / ("beyond_two_states" if args.set == "phase" else args.set)
     prov = Provenance(out_dir, argv=None if argv is None else [__file__, *argv])
     planned, seeds = SETS[args.set](args.steps)
     tasks = [("_".join(str(v) for v in key.values()), (fn, *fargs)) for key, fn, fargs in planned]
