@@ -3,6 +3,7 @@
     python tools/run_fig4.py --workers 2            # writes book/data/fig4/{curves.csv, manifest.json}
     python tools/run_fig4.py --scheduler tcp://host:8786   # on an existing dask cluster (shared file system)
     python tools/run_fig4.py --collect              # only collect the runs finished so far (an interrupted job)
+    python tools/run_fig4.py --workers 2 --seeds 5-19 --tag seeds5_19   # more seeds: curves_seeds5_19.csv, ...
 
 The runs go through dask.distributed (tools/stored_runs.py): a LocalCluster of ``--workers`` processes, or the
 scheduler at ``--scheduler``. Runs go to ``--work`` (default /tmp/markovlib_fig4), one folder each; a finished run
@@ -24,6 +25,7 @@ the unigram one).
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -53,23 +55,46 @@ def command(p, q, init, seed, out):
                           *RECIPE], out)
 
 
+def seed_range(text):
+    """``a-b`` (inclusive) or ``a,b,c`` -> a list of seeds >= 0."""
+    try:
+        if "-" in text:
+            lo, hi = (int(x) for x in text.split("-"))
+            seeds = list(range(lo, hi + 1))
+        else:
+            seeds = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds must be a-b or a,b,c; got {text!r}") from None
+    if not seeds or min(seeds) < 0:
+        raise argparse.ArgumentTypeError(f"seeds must be a non-empty set of integers >= 0; got {text!r}")
+    return seeds
+
+
+def more_arguments(ap):
+    ap.add_argument("--seeds", type=seed_range, default=SEEDS, help="seeds, a-b or a,b,c (default 0-4)")
+    ap.add_argument("--tag", default="", help="file suffix: curves_TAG.csv and manifest_TAG.json")
+
+
 def main(argv=None):
-    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_fig4", OUT)
+    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_fig4", OUT, extra=more_arguments)
+    seeds = args.seeds
+    suffix = f"_{args.tag}" if args.tag else ""
+    curves, manifest = f"curves{suffix}.csv", f"manifest{suffix}.json"
     out_dir = Path(args.out)
     prov = Provenance(out_dir, None if argv is None else ["tools/run_fig4.py", *argv])
     jobs = []
-    for seed in SEEDS:  # seed by seed: every (chain, init) pair has the same number of finished seeds, +-1
+    for seed in seeds:  # seed by seed: every (chain, init) pair has the same number of finished seeds, +-1
         for (p, q) in CHAINS:
             for init in INITS:
                 out = work / f"{p}_{q}_{init}_{seed}"
                 jobs.append(((p, q, init, seed), command(p, q, init, seed, out), out))
     out_dir.mkdir(parents=True, exist_ok=True)
     results, failed = run_all(jobs, args)
-    write_curves(out_dir / "curves.csv", ["p", "q", "init", "seed"], ["train_loss", "eval_loss", "context_coefficient"],
+    write_curves(out_dir / curves, ["p", "q", "init", "seed"], ["train_loss", "eval_loss", "context_coefficient"],
                  results)
-    write_manifest(out_dir / "manifest.json", __doc__, results, prov, ["curves.csv"], failed, chains=CHAINS,
-                   seeds=SEEDS, inits={k: {"model": m, "init": s} for k, (m, s) in INITS.items()})
-    print(f"wrote {out_dir / 'curves.csv'} and {out_dir / 'manifest.json'}; {len(results)} runs, {len(failed)} failed")
+    write_manifest(out_dir / manifest, __doc__, results, prov, [curves], failed, chains=CHAINS,
+                   seeds=seeds, inits={k: {"model": m, "init": s} for k, (m, s) in INITS.items()})
+    print(f"wrote {out_dir / curves} and {out_dir / manifest}; {len(results)} runs, {len(failed)} failed")
     return 1 if failed else 0
 
 

@@ -50,10 +50,13 @@ def add_cluster_arguments(ap: argparse.ArgumentParser, workers=2):
     return ap
 
 
-def parse_args(argv, description, work_name, out):
+def parse_args(argv, description, work_name, out, extra=None):
     """The command line of run_fig4 and run_lowrank: the cluster options, ``--out`` (default ``out``), ``--work``
-    (default /tmp/<work_name>), ``--collect``. Returns (args, the work folder, which it creates)."""
+    (default /tmp/<work_name>), ``--collect``, and what ``extra(parser)`` adds. Returns (args, the work folder,
+    which it creates)."""
     ap = add_cluster_arguments(argparse.ArgumentParser(description=description))
+    if extra is not None:
+        extra(ap)
     ap.add_argument("--out", default=str(out), help="output folder of the stored set")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / work_name))
     ap.add_argument("--collect", action="store_true", help="only collect the finished runs")
