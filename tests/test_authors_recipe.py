@@ -86,13 +86,16 @@ def test_the_stored_fig4_commands_are_the_recipe():
     import shlex
     from pathlib import Path
 
+    from markovlib.book.stored import PARTS
     from markovlib.transformer.config import recipe
     from markovlib.transformer.train_cli import add_train_arguments, config_from_args
 
-    manifest = json.loads((Path(__file__).parents[1] / "book" / "data" / "fig4" / "manifest.json").read_text())
+    folder = Path(__file__).parents[1] / "book" / "data" / "fig4"
+    commands = [cmd for name in PARTS["fig4"] for cmd in json.loads((folder / name).read_text())["commands"]]
+    assert len(commands) >= 160  # every part: 20 seeds x 2 chains x 4 initializations
     ap = argparse.ArgumentParser()
     add_train_arguments(ap)
-    for cmd in manifest["commands"]:
+    for cmd in commands:
         argv = shlex.split(cmd)[4:]  # drop "python -m markovlib train"
         argv = argv[:argv.index("--out")] if "--out" in argv else argv
         cfg = config_from_args(ap.parse_args(argv)).to_dict()

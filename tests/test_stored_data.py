@@ -62,6 +62,24 @@ def test_every_data_file_is_covered_by_one_manifest_and_the_store_is_small():
     assert total < LIMIT_BYTES, f"book/data holds {total / 2**20:.1f} MB (limit 25 MB)"
 
 
+def test_fig4_set_in_parts_has_twenty_seeds_of_every_run_and_full_curves():
+    """book/data/fig4, made in two parts (seeds 0-4, then 5-19 with ``--seeds 5-19 --tag seeds5_19``): every
+    (chain, initialization) pair has 20 disjoint seeds, no run failed, every curve has the 1000 training steps and
+    the held-out loss every 10 steps."""
+    from markovlib.book.stored import PARTS, read_parts
+
+    curves, parts = read_parts(DATA / "fig4", PARTS["fig4"], same=["chains", "inits"])
+    assert all(part.get("failed_runs", []) == [] for part in parts)
+    assert sorted(curves.seed.unique()) == list(range(20))
+    keys = ["p", "q", "init", "seed"]
+    assert curves.groupby(keys).ngroups == 20 * len(parts[0]["chains"]) * len(parts[0]["inits"])
+    for _, g in curves.groupby(keys):
+        train = g.dropna(subset=["train_loss"])
+        ev = g.dropna(subset=["eval_loss"]).sort_values("step")
+        assert sorted(train.step) == list(range(1, 1001))
+        assert ev.step.tolist() == list(range(0, 1001, 10))
+
+
 GUIDELINE = DATA / "guideline"
 
 

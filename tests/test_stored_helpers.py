@@ -1,11 +1,12 @@
-"""markovlib.book.stored: checksums of a stored set and the deterministic prefix of its runs."""
+"""markovlib.book.stored: checksums of a stored set, a set stored in parts, and the deterministic prefix of its
+runs."""
 import hashlib
 import json
 
 import pandas as pd
 import pytest
 
-from markovlib.book.stored import deterministic_prefix, verify_checksums
+from markovlib.book.stored import deterministic_prefix, read_parts, verify_checksums
 
 
 def test_verify_checksums_accepts_the_file_and_names_a_changed_one(tmp_path):
@@ -16,6 +17,36 @@ def test_verify_checksums_accepts_the_file_and_names_a_changed_one(tmp_path):
     (tmp_path / "a.csv").write_text("x\n2\n")
     with pytest.raises(ValueError, match="a.csv"):
         verify_checksums(tmp_path)
+
+
+def _part(folder, tag, seeds, chains=((0.5, 0.8),)):
+    text = "seed,loss\n" + "".join(f"{s},{0.1 * s}\n" for s in seeds)
+    (folder / f"curves{tag}.csv").write_text(text)
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    man = {"seeds": list(seeds), "chains": [list(c) for c in chains],
+           "provenance": {"files": {f"curves{tag}.csv": {"sha256": sha}}}}
+    (folder / f"manifest{tag}.json").write_text(json.dumps(man))
+    return f"manifest{tag}.json"
+
+
+def test_read_parts_joins_disjoint_parts_and_refuses_overlap_other_settings_or_a_changed_file(tmp_path):
+    a, b = _part(tmp_path, "", [0, 1]), _part(tmp_path, "_more", [2, 3])
+    frame, mans = read_parts(tmp_path, [a, b], same=["chains"])
+    assert sorted(frame.seed) == [0, 1, 2, 3] and [m["seeds"] for m in mans] == [[0, 1], [2, 3]]
+    c = _part(tmp_path, "_overlap", [1, 4])
+    with pytest.raises(ValueError, match="earlier part"):
+        read_parts(tmp_path, [a, c])
+    d = _part(tmp_path, "_other", [5], chains=((0.2, 0.3),))
+    with pytest.raises(ValueError, match="chains"):
+        read_parts(tmp_path, [a, d], same=["chains"])
+    (tmp_path / "curves_more.csv").write_text("seed,loss\n2,0.2\n")
+    with pytest.raises(ValueError, match="sha256"):
+        read_parts(tmp_path, [a, b])
+    with pytest.raises(ValueError, match="at least one"):
+        read_parts(tmp_path, [])
+    assert sorted(read_parts(tmp_path, [a], file="curves")[0].seed) == [0, 1]
+    with pytest.raises(ValueError, match="no single data file final"):
+        read_parts(tmp_path, [a], file="final")
 
 
 def test_deterministic_prefix_stops_at_the_first_step_over_the_level():

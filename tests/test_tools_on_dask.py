@@ -102,6 +102,36 @@ def test_run_fig4_on_a_local_cluster(tool, tmp_path, monkeypatch):
     _checksums_ok(tmp_path / "out", manifest)
     with open(tmp_path / "out" / "curves.csv") as fh:
         assert sorted({r["step"] for r in csv.DictReader(fh)}) == ["0", "1", "2", "3"]  # per run: steps 0 to 3
+    # a second part of the set: more seeds, files of their own, the first part untouched
+    before = (tmp_path / "out" / "curves.csv").read_bytes()
+    more = [*argv, "--seeds", "1-2", "--tag", "more"]
+    assert f4.main(more) == 0
+    manifest = json.loads((tmp_path / "out" / "manifest_more.json").read_text())
+    assert manifest["seeds"] == [1, 2] and [r[3] for r in manifest["runs"]] == [1, 1, 2, 2]
+    assert (tmp_path / "out" / "curves.csv").read_bytes() == before
+    _checksums_ok(tmp_path / "out", manifest)
+
+
+@pytest.mark.slow
+def test_run_lowrank_perturbed_part_on_a_local_cluster(tool, tmp_path, monkeypatch):
+    from markovlib.transformer.config import recipe
+
+    lr = tool("run_lowrank")
+    monkeypatch.setattr(lr, "STEPS", 3)
+    monkeypatch.setattr(lr, "EVAL_EVERY", 1)
+    monkeypatch.setattr(lr, "recipe", lambda name, **kw: recipe(name, **{**kw, "steps": 3, "length": 16}))
+    argv = ["--out", str(tmp_path / "out"), "--work", str(tmp_path / "work"), "--workers", "2", "--seeds", "0",
+            "--noise", "1e-5", "--tag", "perturbed"]
+    monkeypatch.setattr(sys, "argv", ["tools/run_lowrank.py", *argv])
+    assert lr.main(argv) == 0
+    manifest = json.loads((tmp_path / "out" / "manifest_perturbed.json").read_text())
+    assert manifest["runs"] == [["rank_one_noise", "sgd_5", 0], ["rank_one_noise", "adamw", 0]]
+    assert manifest["init_noise"] == 1e-5 and all("--init rank_one " in c and "--init-noise 1e-05" in c
+                                                  for c in manifest["commands"])
+    _checksums_ok(tmp_path / "out", manifest)
+    with open(tmp_path / "out" / "final_perturbed.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2 and all(0 < float(r["fraction_W_1"]) < 1 for r in rows)
 
 
 @pytest.mark.slow

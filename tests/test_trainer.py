@@ -72,7 +72,8 @@ def test_resume_is_bit_for_bit(tmp_path, optimizer):
     (dict(eval_every=-1), "eval_every"), (dict(warmup=1.5), "warmup"), (dict(grad_clip=-1.0), "grad_clip"),
     (dict(betas=(0.9, 1.5)), "betas"), (dict(attention="rnn"), "attention"), (dict(seed=-1), "seed"),
     (dict(weight_decay=float("nan")), "weight_decay"), (dict(schedule="step"), "schedule"),
-    (dict(init="canonical"), "canonical"), (dict(init_std=0.0), "init_std"),
+    (dict(init="canonical"), "canonical"), (dict(init_std=0.0), "init_std"), (dict(init_noise=-1e-5), "init_noise"),
+    (dict(init_noise=float("inf")), "init_noise"),
 ])
 def test_bad_arguments_raise_before_work(tmp_path, knobs, name):
     out = tmp_path / "run"
@@ -209,3 +210,28 @@ def test_context_coefficient_in_evaluation():
     assert math.isfinite(ev["context_coefficient"])
     assert ev["coefficient_ratio"] == pytest.approx(ev["context_coefficient"] / trainer.c_star)
     assert trainer.c_star == pytest.approx(math.log(0.8 * 0.7 / (0.2 * 0.3)))
+
+
+def test_init_noise_perturbs_the_same_start_off_the_rank_one_manifold():
+    """TrainConfig.init_noise: the start of the same seed plus N(0, noise^2) on every weight but the bias, drawn from
+    its own stream (independent check: the difference's spread and the top singular fraction of W_1, numpy)."""
+    import numpy as np
+
+    knobs = dict(TINY, d=8, length=64, init="rank_one", init_std=1e-3)
+    base, noisy = Trainer(**knobs, progress=False), Trainer(**knobs, init_noise=1e-5, progress=False)
+    again = Trainer(**knobs, init_noise=1e-5, progress=False)
+    diffs = []
+    for (name, a), (_, b), (_, c) in zip(base.model.named_parameters(), noisy.model.named_parameters(),
+                                         again.model.named_parameters()):
+        assert torch.equal(b, c), name  # seeded: the same perturbation every time
+        if name == "bias":
+            assert torch.equal(a, b)
+        else:
+            diffs.append((b - a).detach().double().reshape(-1).numpy())
+    spread = np.concatenate(diffs).std()
+    assert 0.9e-5 < spread < 1.1e-5, spread
+    frac = lambda m: (lambda s: s[0] ** 2 / np.sum(s ** 2))(np.linalg.svd(m.W_1.detach().double().numpy(),  # noqa: E731
+                                                                          compute_uv=False))
+    assert frac(base.model) > 1 - 1e-9 and frac(noisy.model) < 0.999
+    zero = Trainer(**knobs, init_noise=0.0, progress=False)
+    assert all(torch.equal(a, b) for a, b in zip(base.model.parameters(), zero.model.parameters()))

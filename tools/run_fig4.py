@@ -25,7 +25,6 @@ the unigram one).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -55,31 +54,10 @@ def command(p, q, init, seed, out):
                           *RECIPE], out)
 
 
-def seed_range(text):
-    """``a-b`` (inclusive) or ``a,b,c`` -> a list of seeds >= 0."""
-    try:
-        if "-" in text:
-            lo, hi = (int(x) for x in text.split("-"))
-            seeds = list(range(lo, hi + 1))
-        else:
-            seeds = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seeds must be a-b or a,b,c; got {text!r}") from None
-    if not seeds or min(seeds) < 0:
-        raise argparse.ArgumentTypeError(f"seeds must be a non-empty set of integers >= 0; got {text!r}")
-    return seeds
-
-
-def more_arguments(ap):
-    ap.add_argument("--seeds", type=seed_range, default=SEEDS, help="seeds, a-b or a,b,c (default 0-4)")
-    ap.add_argument("--tag", default="", help="file suffix: curves_TAG.csv and manifest_TAG.json")
-
-
 def main(argv=None):
-    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_fig4", OUT, extra=more_arguments)
+    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_fig4", OUT, seeds=SEEDS)
     seeds = args.seeds
-    suffix = f"_{args.tag}" if args.tag else ""
-    curves, manifest = f"curves{suffix}.csv", f"manifest{suffix}.json"
+    curves, manifest = f"curves{args.suffix}.csv", f"manifest{args.suffix}.json"
     out_dir = Path(args.out)
     prov = Provenance(out_dir, None if argv is None else ["tools/run_fig4.py", *argv])
     jobs = []

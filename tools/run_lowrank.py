@@ -3,6 +3,8 @@ as data.
 
     python tools/run_lowrank.py --workers 2       # writes book/data/lowrank/{curves.csv, final.csv, manifest.json}
     python tools/run_lowrank.py --collect         # only collect the runs finished so far (an interrupted job)
+    python tools/run_lowrank.py --workers 2 --seeds 3-9 --tag seeds3_9              # more seeds, a part of its own
+    python tools/run_lowrank.py --workers 2 --seeds 0-9 --noise 1e-5 --tag perturbed  # the perturbed rank-one start
 
 The runs go through dask.distributed like every tool (tools/stored_runs.py: ``--workers``, ``--scheduler``,
 ``--allowed-failures``); failed runs are listed in the manifest's ``failed_runs`` and the tool exits with status 1.
@@ -18,9 +20,14 @@ e = |0.1 z|, rank-one W_V, W_O, W_1, W_2 with independent random factors), and t
 Recorded every 20 steps: the held-out loss (2 batches) and the top singular fraction s_1^2 / sum s_i^2 of every
 weight matrix; at the end (from the final checkpoint): the fractions, the alignment of the top singular vectors
 with the embedding e, and the flatness min_i |e_i| / max_i |e_i| of e (1 on the hypercube).
+
+``--noise X``: instead of the grid above, the canonical rank-one start pushed off the manifold by N(0, X^2) noise on
+every weight but the bias (``TrainConfig.init_noise``; the same rank-one point as the unperturbed seed), under SGD
+step 5 and AdamW (init label ``rank_one_noise``): does training bring it back to rank one?
 """
 from __future__ import annotations
 
+import argparse
 import csv
 import sys
 from pathlib import Path
@@ -50,10 +57,24 @@ MATRICES = [c.removeprefix("top_fraction_") for c in RANK_COLUMNS if c != "top_f
 SIDES = {"W_V": "right", "W_O": "left", "W_1": "right", "W_2": "left", "positional": "right"}
 
 
-def command(init, opt, seed, out):
+NOISY = {"rank_one_noise": ["sgd_5", "adamw"]}  # --noise: the perturbed rank-one start
+
+
+def command(init, opt, seed, out, noise=0.0):
     knobs = recipe("sec51_sgd", **OPTIMIZERS[opt], seed=seed, eval_every=EVAL_EVERY, eval_batches=2,
-                   checkpoint_every=STEPS)
-    return train_command(["--p", str(P), "--q", str(Q), "--init", init, *cli_arguments(knobs)], out)
+                   checkpoint_every=STEPS, **({"init_noise": noise} if noise else {}))
+    scheme = "rank_one" if init == "rank_one_noise" else init
+    return train_command(["--p", str(P), "--q", str(Q), "--init", scheme, *cli_arguments(knobs)], out)
+
+
+def noise_level(text):
+    try:
+        x = float(text)
+    except ValueError:
+        x = float("nan")
+    if not 0 <= x < 1e-2:
+        raise argparse.ArgumentTypeError(f"noise must be a number in [0, 0.01), got {text!r}")
+    return x
 
 
 def final_measures(out):
@@ -72,25 +93,31 @@ def final_measures(out):
 
 
 def main(argv=None):
-    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_lowrank", OUT)
+    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_lowrank", OUT, seeds=SEEDS,
+                            extra=lambda ap: ap.add_argument("--noise", type=noise_level, default=0.0,
+                                                             help="the perturbed rank-one start with this noise std"))
     out_dir = Path(args.out)
     prov = Provenance(out_dir, None if argv is None else ["tools/run_lowrank.py", *argv])
-    jobs = [((init, opt, seed), command(init, opt, seed, work / f"{init}_{opt}_{seed}"), work / f"{init}_{opt}_{seed}")
-            for seed in SEEDS for init, opts in INITS.items() for opt in opts]
+    inits = NOISY if args.noise else INITS
+    tag = f"_noise{args.noise:g}" if args.noise else ""  # work folders of perturbed runs apart from the others
+    jobs = [((init, opt, seed), command(init, opt, seed, work / f"{init}{tag}_{opt}_{seed}", args.noise),
+             work / f"{init}{tag}_{opt}_{seed}") for seed in args.seeds for init, opts in inits.items() for opt in opts]
+    curves, final = f"curves{args.suffix}.csv", f"final{args.suffix}.csv"
     results, failed = run_all(jobs, args)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_curves(out_dir / "curves.csv", ["init", "optimizer", "seed"],
+    write_curves(out_dir / curves, ["init", "optimizer", "seed"],
                  ["eval_loss", *[f"top_fraction_{m}" for m in MATRICES]], results, keep=lambda r: r.get("eval_loss"))
-    finals = [(key, final_measures(work / f"{key[0]}_{key[1]}_{key[2]}")) for key, _, _ in results]
+    folder = {key: out for key, _, out in jobs}
+    finals = [(key, final_measures(folder[key])) for key, _, _ in results]
     names = list(finals[0][1]) if finals else []
-    with open(out_dir / "final.csv", "w", newline="") as fh:
+    with open(out_dir / final, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["init", "optimizer", "seed", *names])
         for key, res in finals:
             w.writerow([*key, *[repr(res[n]) for n in names]])
-    write_manifest(out_dir / "manifest.json", __doc__, results, prov, ["curves.csv", "final.csv"], failed, chain=[P, Q],
-                   seeds=SEEDS, optimizers=OPTIMIZERS, inits=INITS)
-    print(f"wrote {out_dir}/curves.csv, final.csv and manifest.json; {len(results)} runs, {len(failed)} failed")
+    write_manifest(out_dir / f"manifest{args.suffix}.json", __doc__, results, prov, [curves, final], failed,
+                   chain=[P, Q], seeds=args.seeds, optimizers=OPTIMIZERS, inits=inits, init_noise=args.noise)
+    print(f"wrote {out_dir}/{curves}, {final}, manifest{args.suffix}.json; {len(results)} runs, {len(failed)} failed")
     return 1 if failed else 0
 
 

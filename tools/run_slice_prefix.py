@@ -5,6 +5,7 @@ configuration this process runs in, and store the per-step difference to the sto
     python tools/run_slice_prefix.py fig4 --config developer --steps 200        # as on a developer's machine
     OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4" \
         ATEN_CPU_CAPABILITY=default python tools/run_slice_prefix.py fig4 --config baseline --steps 120
+    (fig4: every part of the set, book/data/fig4/manifest*.json as markovlib.book.stored.PARTS lists them)
     ... guideline (book/data/guideline: the four runs the chapter's slice re-executes, every stored seed)
     ... lowrank   (book/data/lowrank: every stored run)
     ... escape    (book/data/escape: every stored run)
@@ -79,12 +80,14 @@ def slice_evals(config, steps, ref, columns):
 
 
 def tasks_fig4(steps):
+    from markovlib.book.stored import PARTS, read_parts
     from markovlib.transformer.config import recipe
 
-    stored = pd.read_csv(DATA / "fig4" / "curves.csv")
-    manifest = json.loads((DATA / "fig4" / "manifest.json").read_text())
+    stored, parts = read_parts(DATA / "fig4", PARTS["fig4"], same=["chains", "inits"])  # every part, every seed
+    manifest = parts[0]
+    seeds = [s for part in parts for s in part["seeds"]]
     out = []
-    for seed in manifest["seeds"]:
+    for seed in seeds:
         for p, q in manifest["chains"]:
             for init, spec in manifest["inits"].items():
                 st = stored[(stored.p == p) & (stored.q == q) & (stored.init == init) & (stored.seed == seed)]
@@ -92,7 +95,7 @@ def tasks_fig4(steps):
                 config = dict(p=p, q=q, model=spec["model"], init=spec["init"], seed=seed, eval_every=0,
                               device="cpu", **recipe("authors_fig4"))
                 out.append((dict(p=p, q=q, init=init, seed=seed), slice_fig4, (config, len(ref), ref.tolist())))
-    return out, manifest["seeds"]
+    return out, seeds
 
 
 def tasks_guideline(steps):

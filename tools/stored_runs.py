@@ -50,17 +50,41 @@ def add_cluster_arguments(ap: argparse.ArgumentParser, workers=2):
     return ap
 
 
-def parse_args(argv, description, work_name, out, extra=None):
+def seed_list(text):
+    """``a-b`` (inclusive) or ``a,b,c`` -> a list of distinct seeds >= 0 (argparse type of ``--seeds``)."""
+    try:
+        if "-" in text:
+            lo, hi = (int(x) for x in text.split("-"))
+            seeds = list(range(lo, hi + 1))
+        else:
+            seeds = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds must be a-b or a,b,c; got {text!r}") from None
+    if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"seeds must be distinct integers >= 0; got {text!r}")
+    return seeds
+
+
+def parse_args(argv, description, work_name, out, seeds=None, extra=None):
     """The command line of run_fig4 and run_lowrank: the cluster options, ``--out`` (default ``out``), ``--work``
-    (default /tmp/<work_name>), ``--collect``, and what ``extra(parser)`` adds. Returns (args, the work folder,
-    which it creates)."""
+    (default /tmp/<work_name>), ``--collect``; with ``seeds`` (the default list) also ``--seeds`` and ``--tag`` (a
+    set made in parts: the files of a part are named ``<name>_<tag>``; ``args.suffix`` is ``_<tag>`` or empty); and
+    what ``extra(parser)`` adds. Returns (args, the work folder, which it creates)."""
     ap = add_cluster_arguments(argparse.ArgumentParser(description=description))
-    if extra is not None:
-        extra(ap)
     ap.add_argument("--out", default=str(out), help="output folder of the stored set")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / work_name))
     ap.add_argument("--collect", action="store_true", help="only collect the finished runs")
+    if seeds is not None:
+        ap.add_argument("--seeds", type=seed_list, default=list(seeds),
+                        help=f"seeds, a-b or a,b,c (default {','.join(map(str, seeds))})")
+        ap.add_argument("--tag", default="", help="a part of the set: files <name>_TAG.csv, manifest_TAG.json")
+    if extra is not None:
+        extra(ap)
     args = ap.parse_args(argv)
+    if seeds is not None:
+        if args.tag and not args.tag.replace("_", "").isalnum():
+            ap.error(f"--tag must be letters, digits and underscores, got {args.tag!r}")
+        args.suffix = f"_{args.tag}" if args.tag else ""
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     return args, work

@@ -1,5 +1,6 @@
-"""Reading the stored paper-scale sets of ``book/data`` in a chapter: the checksums of a set's manifest, and the
-deterministic prefix of its runs as ``tools/run_slice_prefix.py`` measured it.
+"""Reading the stored paper-scale sets of ``book/data`` in a chapter: the checksums of a set's manifest, a set
+stored in parts (more seeds run later, each part with its own manifest), and the deterministic prefix of its runs as
+``tools/run_slice_prefix.py`` measured it.
 
 A chapter that re-executes a slice of stored runs may only compare the steps over which a re-run reproduces the
 stored curve to rounding; :func:`deterministic_prefix` reads that from the stored per-step differences, so every
@@ -24,6 +25,42 @@ def verify_checksums(folder, manifest: str = "manifest.json") -> dict:
         if hashlib.sha256((folder / name).read_bytes()).hexdigest() != meta["sha256"]:
             raise ValueError(f"{folder / name} does not match the sha256 of its manifest")
     return man
+
+
+# the sets of book/data stored in parts: their manifests, in the order the parts were made
+PARTS = {"fig4": ("manifest.json", "manifest_seeds5_19.json")}
+
+
+def read_parts(folder, manifests, same=(), file=None):
+    """A stored set made in parts by separate runs of its tool (``tools/run_fig4.py --seeds 5-19 --tag ...``): for
+    each manifest name in ``manifests``, its checksums verified (:func:`verify_checksums`) and its data file read
+    (its one file, or with ``file`` the one whose name starts with ``file``). The parts must hold disjoint seeds, each exactly the seeds its manifest lists, and agree on the manifest
+    keys ``same`` (the settings: chains, initializations, ...). Returns (the rows of every part, one frame; the
+    manifests in order). Raises ValueError naming the part that breaks a rule."""
+    import pandas as pd
+
+    folder = Path(folder)
+    frames, mans, seen = [], [], set()
+    for name in manifests:
+        man = verify_checksums(folder, name)
+        files = [f for f in man["provenance"]["files"] if file is None or f.startswith(file)]
+        if len(files) != 1:
+            raise ValueError(f"{folder / name}: no single data file{'' if file is None else ' ' + file}: {files}")
+        frame = pd.read_csv(folder / files[0])
+        seeds = set(int(s) for s in frame.seed.unique())
+        if seeds != set(man["seeds"]):
+            raise ValueError(f"{folder / files[0]}: holds seeds {sorted(seeds)}, its manifest lists {man['seeds']}")
+        if seeds & seen:
+            raise ValueError(f"{folder / name}: seeds {sorted(seeds & seen)} are in an earlier part too")
+        for key in same:
+            if mans and man.get(key) != mans[0].get(key):
+                raise ValueError(f"{folder / name}: its {key!r} differs from the first part's")
+        seen |= seeds
+        frames.append(frame)
+        mans.append(man)
+    if not frames:
+        raise ValueError("manifests must name at least one part")
+    return pd.concat(frames, ignore_index=True), mans
 
 
 def deterministic_prefix(frame, by, diff, level: float):

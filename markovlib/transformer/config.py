@@ -132,6 +132,8 @@ class TrainConfig:
     init_std: float = _knob(0.02, "std of the Gaussian initialization, > 0")
     init_kwargs: dict = _knob({}, "canonical scalars e, w, a, b, alpha, u of the guideline / canonical init",
                               cli=False)
+    init_noise: float = _knob(0.0, "std of Gaussian noise added to every weight but the bias after the init (a start "
+                              "perturbed off its manifold), >= 0")
     optimizer: str = _knob("adamw", "optimizer", choices=OPTIMIZERS)
     lr: float = _knob(2e-3, "base learning rate, > 0")
     betas: tuple = _knob((0.9, 0.95), "AdamW betas, two numbers in [0, 1)")
@@ -166,6 +168,7 @@ class TrainConfig:
             raise ValueError(f"init {self.init!r} does not fit model {self.model!r}: the two_token model takes "
                              f"standard, {', '.join(TWO_TOKEN_INITS)}; the binary model the others")
         self.init_std = checks.positive_real("init_std", self.init_std)
+        self.init_noise = self._nonneg("init_noise", self.init_noise)
         if not isinstance(self.init_kwargs, dict):
             raise ValueError(f"init_kwargs must be a dict, got {self.init_kwargs!r}")
         unknown = set(self.init_kwargs) - set(INIT_KWARGS)

@@ -196,6 +196,18 @@ def initialize(model, scheme="standard", *, std=0.02, seed=None, generator=None,
     return model
 
 
+@torch.no_grad()
+def perturb(model, std, generator):
+    """Add N(0, std^2) noise to every parameter of ``model`` but the bias, in place (``TrainConfig.init_noise``: a
+    start pushed off the canonical manifold, reference Sec. 5.1's question whether training returns to it); returns
+    the model."""
+    std = checks.positive_real("std", std)
+    for name, prm in model.named_parameters():
+        if name != "bias":
+            prm.add_((torch.randn(prm.shape, generator=generator, dtype=torch.float64) * std).to(prm))
+    return model
+
+
 def _authors_init(model, scheme, normal, assign, params):
     """The authors' two guideline inits of their 2-token model (reference Sec. 7; :func:`initialize`)."""
     d, r = model.d, model.hidden

@@ -13,10 +13,9 @@ Thm 4) and H(pi) (unigram loss, the bad local minimum of Thm 5). ``train(callbac
 step.
 
 Configuration: :class:`~markovlib.transformer.config.TrainConfig`. Mixed precision (autocast bf16, or fp16 with a
-gradient scaler on CUDA) is opt-in (``amp=True``); evaluation is always in the parameters' dtype (float32). On CPU a run
-is deterministic for a fixed seed and thread count, and a run resumed from a checkpoint reproduces the
-uninterrupted loss curve bit for bit. Nothing here touches torch's global random generator.
-"""
+gradient scaler on CUDA) is opt-in (``amp=True``); evaluation is in the parameters' dtype (float32). On CPU a run is
+deterministic for a fixed seed and thread count, and a resumed run reproduces the uninterrupted loss curve bit for bit.
+Nothing here touches torch's global random generator."""
 from __future__ import annotations
 
 import contextlib
@@ -49,6 +48,7 @@ from .config import (
     pick_device,
     sample_batch,
 )
+from .inits import perturb
 from .model import MarkovTransformer
 from .readout import context_coefficient, singular_fractions
 
@@ -62,11 +62,10 @@ def _atomic_write_text(path, text):
 class Trainer:
     """Train a :class:`~markovlib.transformer.model.MarkovTransformer` on ``MarkovChain(p, q)``.
 
-    ``Trainer(config)`` or ``Trainer(p=..., q=..., **knobs)`` (knobs of :class:`TrainConfig`), plus
-    ``out`` (directory for metrics.csv, summary.json, checkpoint.pt; ``None``: nothing written),
-    ``device`` (see :func:`pick_device`) and ``progress`` (tqdm bar). Every argument is validated before any
-    work starts. ``Trainer.from_checkpoint(path)`` resumes a run exactly.
-    """
+    ``Trainer(config)`` or ``Trainer(p=..., q=..., **knobs)`` (knobs of :class:`TrainConfig`), plus ``out``
+    (directory for metrics.csv, summary.json, checkpoint.pt; ``None``: nothing written), ``device`` (see
+    :func:`pick_device`) and ``progress`` (tqdm bar). Every argument is validated before any work starts.
+    ``Trainer.from_checkpoint(path)`` resumes a run exactly."""
 
     def __init__(self, config: TrainConfig | None = None, *, out=None, device=None, progress=True, **knobs):
         if config is None:
@@ -93,6 +92,8 @@ class Trainer:
         model = MarkovTransformer(cfg.d, cfg.length, attention=cfg.attention, dtype=dtype,
                                   n_states=2 if cfg.model == "two_token" else None)
         model.init_weights(cfg.init, std=cfg.init_std, generator=gen, **init_kw)
+        if cfg.init_noise > 0:  # its own stream: the unperturbed start of the same seed, plus the noise
+            perturb(model, cfg.init_noise, torch.Generator().manual_seed(batch_seed(cfg.seed, 1, INIT_STREAM)))
         self.model = model.to(self.device)
 
         groups = parameter_groups(self.model, cfg.weight_decay, cfg.decay_groups)
