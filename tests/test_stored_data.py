@@ -88,7 +88,7 @@ def test_lowrank_set_in_parts_has_ten_seeds_and_the_perturbed_start():
 
     for file in ("curves", "final"):
         frame, parts = read_parts(DATA / "lowrank", PARTS["lowrank"], same=["chain", "optimizers", "inits"], file=file)
-        assert sorted(frame.seed.unique()) == list(range(10)) and all(p["failed_runs"] == [] for p in parts)
+        assert sorted(frame.seed.unique()) == list(range(10)) and all(p.get("failed_runs", []) == [] for p in parts)
         pairs = [(i, o) for i, opts in parts[0]["inits"].items() for o in opts]
         assert frame.groupby(["init", "optimizer", "seed"]).ngroups == 10 * len(pairs)
     curves, (man,) = read_parts(DATA / "lowrank", ["manifest_perturbed.json"], file="curves")
