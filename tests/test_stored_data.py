@@ -80,25 +80,29 @@ def test_fig4_set_in_parts_has_twenty_seeds_of_every_run_and_full_curves():
         assert ev.step.tolist() == list(range(0, 1001, 10))
 
 
-def test_lowrank_set_in_parts_has_ten_seeds_and_the_perturbed_start():
-    """book/data/lowrank: seeds 0-2, then 3-9 (``--seeds 3-9 --tag seeds3_9``), every (init, optimizer) of the grid
-    with 10 seeds in curves and final; the perturbed rank-one part (``--noise``) with 10 seeds of SGD step 5 and
-    AdamW, its start off the rank-one manifold (every top fraction below 1) and its final row = its last curve row."""
+def test_lowrank_set_in_parts_has_twenty_seeds_and_the_perturbed_start():
+    """book/data/lowrank: seeds 0-2, then 3-9 and 10-19 (``--seeds 3-9 --tag seeds3_9``, ...), every (init,
+    optimizer) of the grid with 20 seeds in curves and final; the perturbed rank-one parts (``--noise``) with 20 seeds
+    of SGD step 5 and AdamW, the start off the rank-one manifold (every top fraction below 1) and each final row =
+    its last curve row."""
     from markovlib.book.stored import PARTS, read_parts
 
     for file in ("curves", "final"):
         frame, parts = read_parts(DATA / "lowrank", PARTS["lowrank"], same=["chain", "optimizers", "inits"], file=file)
-        assert sorted(frame.seed.unique()) == list(range(10)) and all(p.get("failed_runs", []) == [] for p in parts)
+        assert sorted(frame.seed.unique()) == list(range(20)) and all(p.get("failed_runs", []) == [] for p in parts)
         pairs = [(i, o) for i, opts in parts[0]["inits"].items() for o in opts]
-        assert frame.groupby(["init", "optimizer", "seed"]).ngroups == 10 * len(pairs)
-    curves, (man,) = read_parts(DATA / "lowrank", ["manifest_perturbed.json"], file="curves")
-    final, _ = read_parts(DATA / "lowrank", ["manifest_perturbed.json"], file="final")
-    assert man["failed_runs"] == [] and 0 < man["init_noise"] < 1e-3 and sorted(man["seeds"]) == list(range(10))
-    assert all("--init rank_one " in c and "--init-noise" in c for c in man["commands"])
-    assert set(final.optimizer) == {"sgd_5", "adamw"} and len(final) == 20
+        assert frame.groupby(["init", "optimizer", "seed"]).ngroups == 20 * len(pairs)
+    same = ["chain", "optimizers", "inits", "init_noise"]
+    curves, mans = read_parts(DATA / "lowrank", PARTS["lowrank_perturbed"], same=same, file="curves")
+    final, _ = read_parts(DATA / "lowrank", PARTS["lowrank_perturbed"], same=same, file="final")
+    for man in mans:
+        assert man["failed_runs"] == [] and 0 < man["init_noise"] < 1e-3
+        assert all("--init rank_one " in c and "--init-noise" in c for c in man["commands"])
+    assert sorted(final.seed.unique()) == list(range(20))
+    assert set(final.optimizer) == {"sgd_5", "adamw"} and len(final) == 40
     start = curves[curves.step == 0]
     fractions = [c for c in curves.columns if c.startswith("top_fraction_") and c != "top_fraction_embedding"]
-    assert len(start) == 20 and (start[fractions].to_numpy() < 1 - 1e-9).all()
+    assert len(start) == 40 and (start[fractions].to_numpy() < 1 - 1e-9).all()
     last = curves[curves.step == curves.step.max()].set_index(["optimizer", "seed"]).sort_index()
     fin = final.set_index(["optimizer", "seed"]).sort_index()
     for c in fractions:

@@ -28,7 +28,9 @@ def verify_checksums(folder, manifest: str = "manifest.json") -> dict:
 
 
 # the sets of book/data stored in parts: their manifests, in the order the parts were made
-PARTS = {"fig4": ("manifest.json", "manifest_seeds5_19.json"), "lowrank": ("manifest.json", "manifest_seeds3_9.json")}
+PARTS = {"fig4": ("manifest.json", "manifest_seeds5_19.json"),
+         "lowrank": ("manifest.json", "manifest_seeds3_9.json", "manifest_seeds10_19.json"),
+         "lowrank_perturbed": ("manifest_perturbed.json", "manifest_perturbed10_19.json")}
 
 
 def read_parts(folder, manifests, same=(), file=None):
