@@ -74,3 +74,18 @@ def test_deterministic_prefix_with_several_rows_per_step_takes_the_worst():
     frame = pd.DataFrame(rows, columns=["config", "step", "abs_diff"]).assign(run="a")
     for order in (frame, frame.iloc[::-1]):
         assert deterministic_prefix(order, ["run"], "abs_diff", 1e-5)["a"] == 50
+
+
+def test_data_dir_finds_a_stored_set_from_the_root_and_from_book(monkeypatch):
+    from pathlib import Path
+
+    from markovlib.book.stored import data_dir
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    assert data_dir("escape").resolve() == (root / "book" / "data" / "escape").resolve()
+    monkeypatch.chdir(root / "book")
+    assert data_dir("escape").resolve() == (root / "book" / "data" / "escape").resolve()
+    for bad in ("no_such_set", "", "../data", 3):
+        with pytest.raises(ValueError, match="name must be"):
+            data_dir(bad)

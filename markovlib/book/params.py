@@ -106,3 +106,195 @@ def chains(name: str, value, margin: float = 0.0,
            within: tuple[float, float] | None = None) -> list[tuple[float, float]]:
     """A non-empty list of chains (see :func:`chain`)."""
     return [chain(f"{name}[{i}]", v, margin, within) for i, v in enumerate(_sequence(name, value))]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Declared parameters: a chapter states each parameter once (its kind, accepted range and the reason for the
+# range), and one call checks them all; the same declaration renders the chapter's table of ranges.
+# ------------------------------------------------------------------------------------------------------------
+class Rule:
+    """How one parameter is checked: ``check(name, value, known)`` returns the clean value or raises ValueError
+    naming the parameter and its range; ``accepted`` is the range as text, for the table. A bound given as a string
+    names a parameter declared before it (``Int(1, "steps")``: at most the value of ``steps``)."""
+
+    def __init__(self, convert, accepted: str, why: str = "", lo=None, hi=None, strict_hi=False):
+        if not isinstance(why, str):
+            raise ValueError(f"why must be text, got {why!r}")
+        self.convert, self.accepted, self.why = convert, accepted, why
+        self.lo, self.hi, self.strict_hi = lo, hi, strict_hi
+
+    def check(self, name, value, known):
+        def resolve(b):
+            if isinstance(b, str):
+                if b not in known:
+                    raise ValueError(f"the bound {b!r} of {name} names no parameter declared before it")
+                return known[b]
+            return b
+        try:
+            x = self.convert(name, value)
+        except ValueError as exc:
+            raise ValueError(f"{exc}" + (f" ({self.why})" if self.why else "")) from None
+        lo, hi = resolve(self.lo), resolve(self.hi)
+        for v in (x if isinstance(x, list) else [x]):
+            if (lo is not None and v < lo) or (hi is not None and (v >= hi if self.strict_hi else v > hi)):
+                named = isinstance(self.lo, str) or isinstance(self.hi, str)
+                raise ValueError(f"{name} must be {'an ' if self.accepted[0] in 'aeiou' else ''}{self.accepted}"
+                                 + (f" ({self._bounds(lo, hi)})" if named else "") + f", got {value!r}"
+                                 + (f" ({self.why})" if self.why else ""))
+        return x
+
+    def _bounds(self, lo, hi):
+        parts = [] if lo is None else [f">= {lo!r}"]
+        return ", ".join(parts + ([] if hi is None else [f"{'<' if self.strict_hi else '<='} {hi!r}"]))
+
+
+def _text_bound(b):
+    return b if isinstance(b, str) else f"{b:g}"
+
+
+def Int(lo=1, hi=None, *, why: str = "", below=False) -> Rule:
+    """An integer in [lo, hi] (``below=True``: in [lo, hi)); a bound may name an earlier parameter."""
+    def convert(name, v):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ValueError(f"{name} must be an integer, got {v!r}")
+        return int(v)
+    text = f"integer >= {_text_bound(lo)}" + ("" if hi is None else f", {'<' if below else '<='} {_text_bound(hi)}")
+    return Rule(convert, text, why, lo, hi, strict_hi=below)
+
+
+def Real(lo=-math.inf, hi=math.inf, *, closed=True, why: str = "") -> Rule:
+    """A finite real in [lo, hi] (open with ``closed=False``; numeric bounds only)."""
+    b = "[]" if closed else "()"
+    return Rule(lambda name, v: real(name, v, lo, hi, closed=closed), f"real in {b[0]}{lo:g}, {hi:g}{b[1]}", why)
+
+
+def Probability(*, why: str = "") -> Rule:
+    """A probability in the open interval (0, 1)."""
+    return Rule(probability, "real in (0, 1)", why)
+
+
+def Choice(options, *, why: str = "") -> Rule:
+    """One of ``options``."""
+    opts = list(options)
+    return Rule(lambda name, v: choice(name, v, opts), "one of " + ", ".join(map(str, opts)), why)
+
+
+def Flag(*, why: str = "") -> Rule:
+    """True or False."""
+    def convert(name, v):
+        if not isinstance(v, bool):
+            raise ValueError(f"{name} must be True or False, got {v!r}")
+        return v
+    return Rule(convert, "True or False", why)
+
+
+def Text(*, why: str = "") -> Rule:
+    """Any text."""
+    def convert(name, v):
+        if not isinstance(v, str):
+            raise ValueError(f"{name} must be text, got {v!r}")
+        return v
+    return Rule(convert, "text", why)
+
+
+def IntList(lo=0, hi=None, *, why: str = "") -> Rule:
+    """A non-empty list of integers in [lo, hi]."""
+    text = f"list of integers >= {_text_bound(lo)}" + ("" if hi is None else f", <= {_text_bound(hi)}")
+    return Rule(lambda name, v: int_list(name, v, -(2 ** 62)), text, why, lo, hi)
+
+
+def RealList(lo=-math.inf, hi=math.inf, *, closed=True, why: str = "") -> Rule:
+    """A non-empty list of finite reals in [lo, hi]."""
+    b = "[]" if closed else "()"
+    return Rule(lambda name, v: real_list(name, v, lo, hi, closed=closed),
+                f"list of reals in {b[0]}{lo:g}, {hi:g}{b[1]}", why)
+
+
+def Pair(lo=-math.inf, hi=math.inf, *, closed=True, why: str = "") -> Rule:
+    """Two finite reals in [lo, hi]."""
+    b = "[]" if closed else "()"
+    return Rule(lambda name, v: pair(name, v, lo, hi, closed=closed), f"pair of reals in {b[0]}{lo:g}, {hi:g}{b[1]}",
+                why)
+
+
+def PairList(lo=-math.inf, hi=math.inf, *, closed=True, why: str = "") -> Rule:
+    """A non-empty list of pairs of finite reals in [lo, hi]."""
+    b = "[]" if closed else "()"
+    return Rule(lambda name, v: pair_list(name, v, lo, hi, closed=closed),
+                f"list of pairs of reals in {b[0]}{lo:g}, {hi:g}{b[1]}", why)
+
+
+def _chain_text(margin, within, many):
+    box = "(0, 1)" if within is None else f"[{within[0]:g}, {within[1]:g}]"
+    text = ("list of chains" if many else "chain") + f" (p, q), p and q in {box}"
+    return text + (f", |p + q - 1| >= {margin:g}" if margin > 0 else "")
+
+
+def Chain(margin: float = 0.0, within=None, *, why: str = "") -> Rule:
+    """A chain (p, q) (see :func:`chain`)."""
+    return Rule(lambda name, v: chain(name, v, margin, within), _chain_text(margin, within, False), why)
+
+
+def Chains(margin: float = 0.0, within=None, *, why: str = "") -> Rule:
+    """A non-empty list of chains (see :func:`chains`)."""
+    return Rule(lambda name, v: chains(name, v, margin, within), _chain_text(margin, within, True), why)
+
+
+class _Markdown(str):
+    def _repr_markdown_(self):
+        return self.markdown
+
+    def __repr__(self):
+        return str(self)
+
+
+class Declared:
+    """A chapter's parameters, declared once (see :func:`declare`)."""
+
+    def __init__(self, rules: dict, require=()):
+        for name, rule in rules.items():
+            if not isinstance(rule, Rule):
+                raise ValueError(f"parameter {name} must be declared with a params rule (Int, Real, ...), "
+                                 f"got {rule!r}")
+        self.rules, self.require, self.values = dict(rules), list(require), {}
+
+    def check(self, namespace: dict) -> dict:
+        """Check every declared parameter's value in ``namespace`` (a chapter passes ``globals()``), in the order
+        declared, then each cross-parameter requirement; return the clean values (tuples for pairs, ints, floats).
+        The first bad value raises ValueError naming the parameter, its range and the reason."""
+        out = {}
+        for name, rule in self.rules.items():
+            if name not in namespace:
+                raise ValueError(f"parameter {name} is declared but not set in the parameters cell")
+            out[name] = rule.check(name, namespace[name], out)
+        for text, test, why in self.require:
+            if not test(out):
+                names = [n for n in self.rules if n in text]
+                got = ", ".join(f"{n} = {out[n]!r}" for n in names)
+                raise ValueError(f"{text} is required ({why}); got {got}")
+        self.values = out
+        return out
+
+    def table(self) -> _Markdown:
+        """The parameters as a table: name, value, accepted range, why (markdown in the book, text in nbval)."""
+        rows = [("parameter", "value", "accepted", "why")]
+        rows += [(n, repr(self.values.get(n, "")), r.accepted, r.why) for n, r in self.rules.items()]
+        rows += [("(together)", "", t, w) for t, _, w in self.require]
+        text = "\n".join("  ".join(str(c) for c in r) for r in rows)
+        out = _Markdown(text)
+        out.markdown = "\n".join("| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |"
+                                 for r in rows[:1] + [("---",) * 4] + rows[1:])
+        return out
+
+
+def declare(*, require=(), **rules) -> Declared:
+    """Declare a chapter's parameters once: ``name=Rule`` for each (``Int``, ``Real``, ``Probability``,
+    ``Chain``, ``Chains``, ``Choice``, ``Flag``, ``Text``, ``IntList``, ``RealList``, ``Pair``, ``PairList``, each
+    with ``why=`` the reason for its range), and ``require`` a list of (text, test(values) -> bool, why) for
+    conditions between parameters. The validation cell then reads
+
+        SPEC = params.declare(p=params.Real(0.02, 0.98, why="Part I's theory range"), ...)
+        globals().update(SPEC.check(globals()))
+        SPEC.table()
+    """
+    return Declared(rules, require)

@@ -1,196 +1,19 @@
-"""How chapters print numbers and record what they verified (the output policy of ``book/CONVENTIONS.md``).
-
-Printing: a chapter is re-executed on other machines and its text output compared with the committed one, so a
-printed number carries only the digits stable across machines: :func:`fixed` (a stated number of decimals, never
-``-0``), :func:`bound` (an error as the bound it was checked against, ``< 1e-10``), :func:`yes_no` (the outcome of
-a chaotic run). Verification: a :class:`Verification` holds one record per claim (claim, check, kind of evidence
+"""What a chapter verified: a :class:`Verification` holds one record per claim (claim, check, kind of evidence
 (:data:`KINDS`), measurement, tolerance, result); :meth:`Verification.record` raises ``AssertionError`` when a claim
 fails and ``ValueError`` when a row would print no measurement; :meth:`Verification.record_count` records a claim
 over seeds as a count with its Wilson interval against a rate fixed beforehand; the "What was verified" table is
-generated from the records (:meth:`Verification.table`). :func:`glue` hands a statistic to the prose.
+generated from the records (:meth:`Verification.table`). Printing lives in :mod:`markovlib.book.formatting`, the
+statistics in :mod:`markovlib.book.inference`, the prose's values in :mod:`markovlib.book.glue`.
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-
-MIN_LIVE = 10  # the fewest cases of a count over live runs or draws (the developers' guide)
-MIN_STORED = 20  # the fewest cases of a count read from stored paper-scale runs
-
-
-def _finite_float(name, x) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {x!r}") from None
-    return v
-
-
-def fixed(x, decimals: int = 4) -> str:
-    """``x`` rounded to ``decimals`` decimals, with a rounded zero printed without its sign (``-0.0000`` would
-    depend on the last bits of a value that is zero in exact arithmetic). NaN prints as ``nan``."""
-    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
-        raise ValueError(f"decimals must be an integer >= 0, got {decimals!r}")
-    v = _finite_float("x", x)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    text = f"{v:.{decimals}f}"
-    if float(text) == 0.0:
-        text = f"{0.0:.{decimals}f}"
-    return text
-
-
-def bound(x, limit) -> str:
-    """An error or residual printed as the bound it satisfies: ``"< 1e-10"`` when ``|x| < limit``.
-
-    When ``|x| >= limit`` (the check will fail) the value itself is printed with the bound it broke, so that a
-    failing run shows what happened. ``limit`` must be a positive real number; NaN never satisfies a bound."""
-    lim = _finite_float("limit", limit)
-    if not math.isfinite(lim) or lim <= 0:
-        raise ValueError(f"limit must be a finite real number > 0, got {limit!r}")
-    v = abs(_finite_float("x", x))
-    if v < lim:
-        return f"< {lim:.0e}"
-    return f"{v:.2e} (not < {lim:.0e})"
-
-
-def ladder_limit(x, margin: float = 1.5, floor: float = 0.0) -> float:
-    """The smallest one-digit limit (1, 2, 3, 5 or 7 times a power of ten) at least ``margin * |x|`` and ``floor``.
-
-    For :func:`bound` when no fixed limit 100x below the tolerance fits the measurement: the printed bound then
-    follows the measured value upward (never rounded down) and moves only when the value changes by ``margin``."""
-    m = _finite_float("margin", margin)
-    if not m >= 1:
-        raise ValueError(f"margin must be a real number >= 1, got {margin!r}")
-    fl = _finite_float("floor", floor)
-    if not fl >= 0:
-        raise ValueError(f"floor must be a real number >= 0, got {floor!r}")
-    target = max(m * abs(_finite_float("x", x)), fl, 1e-300)
-    e = math.floor(math.log10(target))
-    for k in (e - 1, e, e + 1):
-        for d in (1, 2, 3, 5, 7):
-            v = float(f"{d}e{k}")
-            if v >= target:
-                return v
-    raise AssertionError("unreachable")
-
-
-def within(x, limit) -> bool:
-    """``|x| < limit`` (False for NaN): the test that :func:`bound` prints."""
-    v = abs(_finite_float("x", x))
-    return bool(v < _finite_float("limit", limit))
-
-
-def yes_no(flag, because: str = "") -> str:
-    """``"yes (because)"`` / ``"no (because)"``: the outcome of a chaotic run, printed as what it is."""
-    word = "yes" if bool(flag) else "no"
-    return f"{word} ({because})" if because else word
-
-
-def fraction(k, n) -> str:
-    """``"k/n"``: a count of seeds or points, printed exactly."""
-    return f"{int(k)}/{int(n)}"
-
-
-def z_score(estimate, truth, std_err, exact_tol: float = 1e-12) -> float:
-    """|estimate - truth| in standard errors. A zero standard error (a predictor whose loss is the same on every
-    sequence, e.g. the constant 1/2 when p = q) gives 0 when the estimate equals the truth to ``exact_tol``, else
-    infinity (never NaN)."""
-    est, tru, se = (_finite_float(n, v) for n, v in (("estimate", estimate), ("truth", truth), ("std_err", std_err)))
-    if not se >= 0:
-        raise ValueError(f"std_err must be a real number >= 0, got {std_err!r}")
-    if se > 0:
-        return abs(est - tru) / se
-    return 0.0 if abs(est - tru) < exact_tol else math.inf
-
-
-@dataclass(frozen=True)
-class MeanTest:
-    """A sampled mean against its predicted value: the mean, its standard error, |z| and the two-sided p-value."""
-    mean: float
-    std_err: float
-    z: float
-    pvalue: float
-
-
-def mean_test(samples, truth, *, se_floor: float = 1e-13) -> MeanTest:
-    """Test a Monte Carlo mean of independent ``samples`` (one per sequence) against ``truth``: the standard error
-    is estimated (``std(ddof=1) / sqrt(n)``), so the p-value is Student t's with n - 1 degrees of freedom; it is
-    floored at ``se_floor`` (the rounding level of a float64 mean of O(1) values), since a predictor whose loss is
-    the same on every sequence (1/2 when p = q) has a standard error of rounding size."""
-    from scipy.stats import t as student_t
-    x = np.asarray(samples, dtype=float).ravel()
-    if x.size < 2 or not np.all(np.isfinite(x)):
-        raise ValueError(f"samples must hold at least 2 finite values, got {x.size} values")
-    tru = _finite_float("truth", truth)
-    floor = _finite_float("se_floor", se_floor)
-    if not floor > 0:
-        raise ValueError(f"se_floor must be > 0, got {se_floor!r}")
-    mean = float(x.mean())
-    se = max(float(x.std(ddof=1)) / math.sqrt(x.size), floor)
-    z = abs(mean - tru) / se
-    return MeanTest(mean, se, z, float(2 * student_t.sf(z, x.size - 1)))
-
-
-def wilson_digits(lo: float, hi: float, rate: float | None = None) -> tuple[str, str]:
-    """The interval's ends printed with enough decimals that a lower end which fails ``rate`` never prints as
-    ``rate`` (0.9497 against 0.95 prints 0.9497): two decimals, more only where needed (at most six)."""
-    for digits in range(2, 7):
-        if rate is None or (f"{lo:.{digits}f}" != f"{rate:.{digits}f}" and
-                            (float(f"{lo:.{digits}f}") > rate) == (lo > rate)):
-            break
-    return f"{lo:.{digits}f}", f"{hi:.{digits}f}"
-
-
-def wilson_interval(k, n, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion k/n at normal quantile z (default 95 %). Vectorized."""
-    k = np.asarray(k, dtype=float)
-    n = np.asarray(n, dtype=float)
-    if np.any(n <= 0) or np.any(k < 0) or np.any(k > n):
-        raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k!r}, n={n!r}")
-    z = _finite_float("z", z)
-    if not z > 0:
-        raise ValueError(f"z must be > 0, got {z!r}")
-    phat = k / n
-    denom = 1 + z**2 / n
-    centre = (phat + z**2 / (2 * n)) / denom
-    half = z * np.sqrt(phat * (1 - phat) / n + z**2 / (4 * n**2)) / denom
-    lo, hi = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
-    lo, hi = np.where(k == 0, 0.0, lo), np.where(k == n, 1.0, hi)  # exact ends (rounding gave 1 - 1e-16)
-    return (float(lo), float(hi)) if lo.ndim == 0 else (lo, hi)
-
-
-def wilson_lower_z(alpha: float = 0.05, family: int = 1) -> float:
-    """The normal quantile of a one-sided lower confidence bound at level 1 - alpha / family (Bonferroni over
-    ``family`` claims tested at once, so the family-wise error is at most ``alpha``)."""
-    from scipy.stats import norm
-
-    alpha = _finite_float("alpha", alpha)
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    if isinstance(family, bool) or not isinstance(family, int) or family < 1:
-        raise ValueError(f"family must be an integer >= 1, got {family!r}")
-    return float(norm.ppf(1 - alpha / family))
-
-
-def glue(name: str, value) -> str:
-    """Glue ``value`` (printed text, or a number printed with ``str``) under ``name`` for the prose: a markdown cell
-    writes ``{glue:text}`name``` and the book shows the computed value, so no sentence can disagree with the run.
-    Returns the text. Needs myst-nb (the book's notebook reader); outside a kernel it only returns the text."""
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise ValueError(f"name must be an identifier, got {name!r}")
-    text = str(value)
-    from myst_nb import glue as _glue
-
-    _glue(name, text, display=False)
-    return text
-
+from .formatting import as_float, wilson_digits
+from .inference import MIN_LIVE, MIN_STORED, wilson_interval, wilson_lower_z
 
 # What kind of evidence a check is (issue 21). Identities document, they do not verify: summary() leaves them out.
 KINDS = {
@@ -299,7 +122,7 @@ class Verification:
         if n < min_n:
             raise ValueError(f"{claim!r}: a count over n = {n} {unit} is too small; at least {min_n} are needed "
                              f"({'stored' if kind == 'stored data' else 'live'} runs)")
-        rate = _finite_float("rate", rate)
+        rate = as_float("rate", rate)
         if not 0.5 <= rate < 1:
             raise ValueError(f"rate must be in [0.5, 1) (a claim that holds more often than not), got {rate!r}")
         z = wilson_lower_z(alpha, family)

@@ -84,3 +84,19 @@ def deterministic_prefix(frame, by, diff, level: float):
         return int(steps[within].max()) if within.any() else int(steps[0]) - 1
 
     return frame.groupby(list(by)).apply(last_within, include_groups=False)
+
+
+def data_dir(name: str) -> Path:
+    """The folder ``book/data/<name>`` of a stored set, wherever the chapter runs: from ``book/`` (nbval, Jupyter),
+    from the repository root (papermill, the tools), or elsewhere with the package installed from the checkout.
+    Raises ValueError naming the sets that exist when ``name`` is none of them."""
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ValueError(f"name must be the name of a folder of book/data, got {name!r}")
+    candidates = [Path("data") / name, Path("book") / "data" / name,
+                  Path(__file__).resolve().parents[2] / "book" / "data" / name]
+    for folder in candidates:
+        if folder.is_dir():
+            return folder
+    root = next((c.parent for c in candidates if c.parent.is_dir()), None)
+    known = sorted(p.name for p in root.iterdir() if p.is_dir()) if root else []
+    raise ValueError(f"name must be one of the stored sets {known}, got {name!r}")

@@ -53,7 +53,7 @@ def regime(delta) -> str:
 
 def outcome_text(delta, test_loss, kernel_distance, hamming) -> str:
     """The readout of a frame: coarse enough to be the same on every machine (training results)."""
-    from ..book.report import fixed
+    from ..book.formatting import fixed
 
     return (f"delta {delta:.3g} ({regime(delta)}); at the last step: test loss {fixed(test_loss, 3)}, "
             f"S(0, T) {fixed(kernel_distance, 3)}, Hamming {fixed(hamming, 3)}")

@@ -1,0 +1,1673 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.7
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Beyond two states: K-state and lag-k chains
+#
+# The core paper {cite:p}`makkuva2024local` studies binary chains and leaves multi-state and higher-order chains
+# open (Sec. 5.3), while the authors' code already runs both: K-state *symmetric* chains (probability $1 - p$ of
+# staying, $p/(K-1)$ of moving to each other state; $K = 5$ and $10$ in their scripts) and higher-order chains.
+# This chapter takes the package's K-state variant of the single-layer transformer (token embedding matrix
+# $E \in \mathbb R^{K\times d}$ tied to a $K$-logit softmax head with biases $b$) and asks which parts of the
+# two-state picture carry over. Everything in Secs. 1 and 2 is derived here and checked; Secs. 3 and 4 are
+# measurements, and the text says where one ends and the other begins.
+#
+# ## What this chapter shows
+#
+# 1. **Yardsticks** ({prf:ref}`beyond-prop-yardsticks`). For the symmetric chain, $\pi$ is uniform, the
+#    unigram loss is $H(\pi) = \log K$ and the bigram loss (the entropy rate) is $h(p) + p\log(K-1)$; both
+#    closed forms agree with an independent eigen-decomposition, with the package's `MarkovChain`, and with
+#    plug-in estimates from samples.
+# 2. **The analogue of $p + q = 1$.** $P = \lambda I + (1-\lambda)\mathbf 1\mathbf 1^\top/K$ with
+#    $\lambda = 1 - Kp/(K-1)$; at $p^* = (K-1)/K$ ($\lambda = 0$) every row of $P$ is uniform and the unigram
+#    and bigram predictors coincide; the sign of $\lambda$ plays the role of the sign of $1 - p - q$.
+# 3. **The unigram critical set** ({prf:ref}`beyond-prop-critical`). For every $K$, every chain and every value
+#    of the other weights, $E = 0$ with $\operatorname{softmax}(b) = \pi$ is a critical point of the full
+#    model with loss $H(\pi)$ (autograd on the exact population loss, all $K^N$ sequences).
+# 4. **Its Hessian along the embedding** ({prf:ref}`beyond-prop-hessian`), a closed form in the layer's Jacobian
+#    and the chain's lagged covariances, equal to autograd's second derivative; and a corollary
+#    ({prf:ref}`beyond-cor-small-init`): at small weights (the standard initialization) it is
+#    $-\tfrac{2\lambda}{K}\lVert\Pi E_0\rVert^2$, so for $p > p^*$ the start sits next to a set that is a local
+#    minimum along every centred embedding direction, for $p < p^*$ next to a saddle. The guideline-like
+#    feed-forward layer (below) has Jacobian $-I$ on average, and at $d \ge 8$ it reverses the sign for most random
+#    draws of layer and direction on each side of $p^*$ ({glue:text}`flip_count`), not for all; at $d = 2$ to $4$
+#    only for 0.6 to 0.9 of them (a scan, not a claim).
+# 5. **Conservation laws** ({prf:ref}`beyond-prop-conserved`). The full model's gradient flow conserves the
+#    neuron balances $c_k$ (as in Part III) and two attention Gram differences for every $K$; the tied
+#    embedding has no rescaling symmetry, and we found no conserved quantity involving $E$, so the energy
+#    argument of the binary case ({prf:ref}`thm-2`, with $E(e, w) = e^2 - w^2 - \mathrm{sign}(w)\log|w|$, derived
+#    and checked below) does not carry over: this is where the theory stops. The theory of Secs. 1 and 2 is about the
+#    loss and its gradient flow; every stored run of Sec. 3 trains with Adam.
+# 6. **Slower learning for K > 2 on the switching side, not (yet) a trap** (measured, a stored grid of 120 Adam
+#    runs of 500 steps: $K = 3, 5, 10$, two $p$ on each side of $p^*$, standard against guideline-like
+#    initialization, 5 seeds per cell, reported per cell, never pooled). With 5 seeds a cell gives a count and a
+#    wide interval, not a claim; the counts are printed, and the claims wait for the stored re-run of a later issue
+#    ($\ge 10$ seeds, 5000 steps, a plain-SGD arm). For $p < p^*$ the standard init reaches the entropy rate in
+#    {glue:text}`std_persistent`; the guideline-like init in {glue:text}`gl_persistent`. For $p > p^*$ the
+#    standard init has not reached it after 500 steps in {glue:text}`std_switching`: it sits on an *intermediate
+#    plateau*, new for $K > 2$, the loss $L_m$ of a predictor that resolves only $m$ of the $K$ states
+#    ({prf:ref}`beyond-prop-ladder`, a closed form; a re-executed run settled on a rung predicts like that predictor), and in
+#    several cells its loss is still falling at step 500. So the data show slower learning, not a trap. The
+#    guideline-like init reaches the entropy rate for $p > p^*$ in {glue:text}`gl_switching`. The first
+#    {glue:text}`slice_prefix_steps` steps of the runs of a stored cell are re-executed here and match the stored
+#    curves to rounding.
+# 7. **Lag-k switching chains** ({prf:ref}`beyond-prop-lag`): entropy rate $h(p) + p\log(K-1)$ for every lag
+#    $k$, but every predictor that sees fewer than $k$ past symbols (the bigram predictor among them, for
+#    $k \ge 2$) has loss $\log K$; the trained single-layer loss against $k$ is measured beside them.
+#
+# **Range.** Closed forms and exact checks: $K \in$ `K_list` ($2 < K \le 12$), $p \in [0.05, 0.99]$ (the Monte
+# Carlo checks need the chain to mix within `mc_length` symbols; the closed forms hold on all of $(0, 1)$), at
+# distance at least `lam_margin` $= 0.1$ from $p^*$ in $\lambda$ for the side-dependent statements, exact
+# enumeration at $K_{\text{exact}} \in \{3, 4\}$ with $N_{\text{exact}} \le 6$, $d \ge 2$, random weights of
+# scale `std_random` $\le 2$, any seed. The corollary: initialization scale `std_small` $\le 0.05$; the
+# sign-reversal count: layers of dimension `d_flip` $\ge 8$, `n_flip` $\ge 20$ draws per side of $p^*$. Monte Carlo
+# tolerances are the plug-in bias bound plus `mc_z` standard errors, estimated from the samples, with `mc_z` at
+# least the Bonferroni quantile (Student $t$, 9 degrees of freedom) that keeps the family-wise false-alarm bound
+# of all the run's Monte Carlo tests at `mc_alpha` $\le 0.05$ (so longer `K_list` and `p_list` need a larger
+# `mc_z`). The parameters cell refuses values outside these ranges. *Changed claims (review B):* the sign count
+# pooled both sides of $p^*$ and was accepted at $d = 2$, $N_{\text{exact}} = 3$, `n_flip` $= 10$, where it failed
+# (12 of 20); it is now one count per side with Bonferroni over the two, claimed for `d_flip` $\ge 8$ and
+# `n_flip` $\ge 20$. `mc_z` was accepted down to 3 for any grid (failing at 100 chains); it is now bounded below by
+# the grid size. The read-out row is "same code" (it trains through markovlib) and prints its total variation
+# coarsely; its thresholds and the lag thresholds are parameters. The explorer no longer says $Q > 0$ on both sides
+# near $p^*$, which no frame showed. *Changed claims (review revC):* claim 3 (the critical set) required the largest
+# gradient entry below an absolute $10^{-12}$, and failed inside the Range ($6.4 \cdot 10^{-12}$ at $d = 16$,
+# `std_random` $= 2$; $5 \cdot 10^{-11}$ at $d = 32$), because the residual is rounding that grows with the activations;
+# the tolerance is now the derived rounding scale $\tau = 2\gamma_M\max(1, \max|z^0|)$ of Sec. 2, the row prints the
+# gradient over $\tau$ (at most 0.02 measured over $d$ from 2 to 256, `std_random` from 0.05 to 2, $N_{\text{exact}}$
+# from 3 to 6), and a negative control (the embedding or the bias moved by $10^{-3}$ off the set) must exceed $\tau$.
+# `p_sides` exactly at $|\lambda| =$ `lam_margin` was refused by the rounding of $\lambda$; the validation now allows
+# a slack of $10^{-12}$. Sec. 3 and
+# Sec. 4 read the stored runs (their $K$, $p$, seeds, $N = 64$, 500 Adam steps; the manifests list every
+# setting), classified only in the cells whose plateaus are resolvable (spacing $\ge$ `resolution`); they are
+# measurements per cell, and only the re-executed slice (any stored cell of $K = 3$, any stored seed) carries
+# claims. CI runs the chapter at `book/ci_params/beyond_two_states.yaml` (the edges: $K = 3$ and $12$, $p = 0.05$
+# and $0.99$, chains at $|\lambda|$ = `lam_margin` on both sides of $p^*$, the largest weight scales, the
+# smallest Monte Carlo sample, and a stored slice on the other side of $p^*$).
+
+# %% tags=["parameters"]
+K_list: list = [3, 5, 10]  # numbers of states of the yardstick checks (the authors run 5 and 10)
+p_list: list = [0.05, 0.3, 0.95]  # switching probabilities of the yardstick checks, in [0.05, 0.99]
+K_exact: int = 3  # states of the exact-enumeration checks (3 or 4)
+N_exact: int = 5  # sequence length of the exact population loss (K_exact^N_exact sequences enumerated)
+p_sides: list = [0.2, 0.95]  # one p on each side of p* for the Hessian checks (lambda at least lam_margin from 0)
+lam_margin: float = 0.1  # side-dependent statements keep |lambda| at least this
+d: int = 8  # embedding dimension (paper: 8); feed-forward width 4d
+std_random: float = 0.5  # scale of the random weights of the exact checks (large, so J is far from I)
+std_small: float = 0.02  # scale of the standard init of the small-weight corollary (paper: 0.02), at most 0.05
+n_dirs: int = 3  # random embedding directions per Hessian check
+n_flip: int = 20  # guideline-like layers (one random centred direction each) per side of p* for the sign count (at least 20)
+d_flip: int = 8  # embedding dimension of the guideline-like layers of the sign count (at least 8; paper: 8)
+flip_rate: float = 0.5  # fixed before the data: on each side of p* the sign of Q is reversed for more than this fraction of draws
+ratio_tol: float = 0.1  # fixed before the data: small weights, |Q / prediction - 1| below this
+mc_batch: int = 400  # Monte Carlo: sequences (split into 10 groups for the standard errors)
+mc_length: int = 200  # Monte Carlo: symbols per sequence
+mc_z: float = 5.0  # fixed before the data: plug-in estimates within their bias bound plus this many standard errors
+mc_alpha: float = 0.05  # family-wise false-alarm bound of the Monte Carlo checks that mc_z must keep (Bonferroni)
+resolution: float = 0.02  # nats; a stored cell is classified only if L_0 - L_1 and L_(K-2) - L_(K-1) are at least this (the held-out noise is measured in Sec. 3b)
+falling_tol: float = 0.002  # nats; a stored curve is still falling if it dropped by more than this over its last 100 steps (Sec. 3b: phase_falling_back steps)
+slice_K: int = 3  # the stored cell re-executed here: K 3 (the read-out claim is stated for K 3)
+slice_p: float = 0.967  # its p (p > p* at K 3: the standard init ends on a rung after 500 steps, the guideline-like one at the entropy rate)
+slice_seed: int = 0  # the seed trained for 500 steps for the read-out (must be a stored seed)
+slice_prefix: int = 50  # steps; every stored seed of the cell is re-executed and compared over this deterministic prefix
+tv_tol: float = 0.05  # fixed before the data: total variation per row of a settled run's read-out vs its lumped predictor
+lag1_tol: float = 0.01  # nats; fixed before the data: the best stored lag-1 run ends within this of the entropy rate
+lag_gap: float = 0.1  # nats; fixed before the data: no stored run with lag k at least 2 comes within this of the entropy rate
+slice_tol: float = 2e-6  # nats; 4x the largest difference over the first 50 steps of all 120 stored runs in both CI numeric configurations
+phase_count: int = 8  # fixed after the first seed of nine cells: a phase claim holds in at least this many seeds of every resolved cell
+phase_falling_back: int = 1000  # steps; a phase run is still falling if it dropped by more than falling_tol over its last this many steps
+batch_spread_ratio: float = 0.5  # fixed after a review measured the held-out noise: a run's own batch removes it (seed spread at most this fraction of the raw; a wrong batch gives about 1.4)
+phase_slice_seeds: list = [0]  # phase runs re-executed in the cell (slice_K, slice_p), all five arms (seeds 0 to 2 were measured)
+phase_slice_steps: int = 250  # steps re-executed per phase run (a multiple of 250, at most the measured 250)
+phase_slice_tol: float = 3e-3  # nats; 4x the largest difference over the first 250 steps of the measured phase runs, both CI configurations
+seed: int = 0  # seed of the random weights, directions and samples
+
+# %%
+import json
+from pathlib import Path
+
+from scipy import stats
+
+from markovlib.book import params
+
+K_list = params.int_list("K_list", K_list, minimum=3)
+if max(K_list) > 12:
+    raise ValueError(f"K_list entries must be in [3, 12], got {K_list!r}")
+p_list = params.real_list("p_list", p_list, 0.05, 0.99)  # the Monte Carlo tolerance assumes mixing within mc_length
+K_exact = params.positive_int("K_exact", K_exact)
+if K_exact not in (3, 4):
+    raise ValueError(f"K_exact must be 3 or 4, got {K_exact!r}")
+N_exact = params.positive_int("N_exact", N_exact)
+if not 3 <= N_exact <= 6:
+    raise ValueError(f"N_exact must be an integer in [3, 6], got {N_exact!r}")
+lam_margin = params.real("lam_margin", lam_margin, 0.0, 1.0, closed=False)
+p_sides = params.real_list("p_sides", p_sides, 0.0, 1.0, closed=False)
+_lams = [1 - K_exact * v / (K_exact - 1) for v in p_sides]
+LAM_SLACK = 1e-12  # lambda = 1 - K p/(K-1) is computed with rounding: p exactly at the margin gives 0.09999999999999998
+if len(p_sides) != 2 or not (_lams[0] >= lam_margin - LAM_SLACK and _lams[1] <= -lam_margin + LAM_SLACK):
+    raise ValueError(f"p_sides must be [p below p*, p above p*] with lambda = 1 - K p/(K-1) >= lam_margin and "
+                     f"<= -lam_margin at K_exact = {K_exact}, got {p_sides!r} (lambda {_lams})")
+d = params.positive_int("d", d)
+if d < 2:
+    raise ValueError(f"d must be an integer >= 2, got {d!r}")
+n_flip = params.positive_int("n_flip", n_flip)
+if n_flip < 20:
+    raise ValueError(f"n_flip must be an integer >= 20 (a count per side of p*, Bonferroni over the two), got {n_flip!r}")
+d_flip = params.positive_int("d_flip", d_flip)
+if d_flip < 8:  # at d 2 to 4 a side reverses in only 0.6 to 0.9 of the draws: too close to flip_rate for 20 draws
+    raise ValueError(f"d_flip must be an integer >= 8 (the range where the sign count is claimed), got {d_flip!r}")
+ratio_tol = params.real("ratio_tol", ratio_tol, 0.0, 0.5, closed=False)
+flip_rate = params.real("flip_rate", flip_rate, 0.5, 1.0)
+if flip_rate == 1.0:
+    raise ValueError("flip_rate must be in [0.5, 1), got 1.0")
+std_random = params.real("std_random", std_random, 0.05, 2.0)
+std_small = params.real("std_small", std_small, 0.0, 0.05)
+if std_small <= 0:
+    raise ValueError(f"std_small must be in (0, 0.05], got {std_small!r}")
+n_dirs = params.positive_int("n_dirs", n_dirs)
+mc_batch = params.positive_int("mc_batch", mc_batch)
+mc_length = params.positive_int("mc_length", mc_length)
+if mc_batch < 20 or mc_length < 20 or mc_batch * (mc_length - 1) < 20000:
+    raise ValueError(f"mc_batch and mc_length must be at least 20 with mc_batch * (mc_length - 1) >= 20000 transitions, "
+                     f"got {mc_batch} and {mc_length}")
+mc_z = params.real("mc_z", mc_z, 3.0, 10.0)
+mc_alpha = params.real("mc_alpha", mc_alpha, 1e-6, 0.05)
+# Monte Carlo tests: conditional and marginal entropy of every (K, p) chain, and two per stored lag; each error over
+# its standard error (from 10 groups) has at most the two-sided Student t tail with 9 degrees of freedom (the bias
+# bound only adds slack), so Bonferroni needs mc_z above its quantile at mc_alpha / (2 n_mc)
+_lag_manifest = Path("data/beyond_two_states") if Path("data/beyond_two_states").is_dir() else Path("book/data/beyond_two_states")
+n_mc = 2 * len(K_list) * len(p_list) + 2 * len(json.loads((_lag_manifest / "manifest_lag.json").read_text())["lags"])
+_mc_z_min = float(stats.t(9).isf(mc_alpha / (2 * n_mc)))
+if mc_z < _mc_z_min:
+    raise ValueError(f"mc_z must be in [{_mc_z_min:.2f}, 10] for {n_mc} Monte Carlo tests at family-wise false-alarm "
+                     f"bound mc_alpha = {mc_alpha:g} (Student t, 9 degrees of freedom), got {mc_z!r}")
+resolution = params.real("resolution", resolution, 0.005, 1.0)
+falling_tol = params.real("falling_tol", falling_tol, 0.0, 0.1, closed=False)
+slice_K = params.positive_int("slice_K", slice_K)
+if slice_K != 3:
+    raise ValueError(f"slice_K must be 3 (the read-out claim of the slice is stated for K = 3; see Sec. 3), got {slice_K!r}")
+slice_p = params.probability("slice_p", slice_p)
+slice_seed = params.nonnegative_int("slice_seed", slice_seed)
+slice_prefix = params.positive_int("slice_prefix", slice_prefix)
+if slice_prefix % 50 != 0:
+    raise ValueError(f"slice_prefix must be a multiple of 50 (the stored curves are evaluated every 50 steps), "
+                     f"got {slice_prefix!r}")
+slice_tol = params.real("slice_tol", slice_tol, 0.0, 0.1, closed=False)
+phase_count = params.positive_int("phase_count", phase_count)
+if not 6 <= phase_count <= 10:  # more than half of the 10 stored seeds, at most all of them
+    raise ValueError(f"phase_count must be an integer in [6, 10], got {phase_count!r}")
+phase_falling_back = params.positive_int("phase_falling_back", phase_falling_back)
+batch_spread_ratio = params.real("batch_spread_ratio", batch_spread_ratio, 0.0, 1.0, closed=False)
+phase_slice_seeds = params.int_list("phase_slice_seeds", phase_slice_seeds, minimum=0)
+phase_slice_steps = params.positive_int("phase_slice_steps", phase_slice_steps)
+phase_slice_tol = params.real("phase_slice_tol", phase_slice_tol, 0.0, 0.1, closed=False)
+tv_tol = params.real("tv_tol", tv_tol, 0.0, 0.5, closed=False)
+lag1_tol = params.real("lag1_tol", lag1_tol, 0.0, 0.1, closed=False)
+lag_gap = params.real("lag_gap", lag_gap, 0.0, 1.0, closed=False)
+seed = params.nonnegative_int("seed", seed)
+
+# %%
+import itertools
+import json
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+from IPython.display import display
+
+from markovlib.beyond import drawings as beyond_drawings
+from markovlib.beyond import kstate_training as kt
+from markovlib.beyond import multistate as ms
+from markovlib.book import explorers, plotting, widgets
+from markovlib.book.formatting import bound, fixed, fraction
+from markovlib.book.glue import glue
+from markovlib.book.inference import wilson_interval, wilson_lower_z
+from markovlib.book.report import Verification
+from markovlib.book.stored import verify_checksums
+from markovlib.book.sweep import record_results
+from markovlib.markov.chain import MarkovChain, entropy
+from markovlib.markov.energy import energy as energy_pkg
+from markovlib.transformer.exact import exact_loss
+from markovlib.transformer.model import MarkovTransformer
+
+plotting.use_style()
+verified = Verification()
+rng = np.random.default_rng(seed)
+
+# %% [markdown]
+# ## 1. The symmetric K-state family and its two yardsticks
+#
+# The kernel of the authors' K-state chains is
+#
+# $$
+# P_{ij} = \begin{cases} 1 - p & i = j \\ \dfrac{p}{K-1} & i \ne j \end{cases}
+# \qquad\Longleftrightarrow\qquad
+# P = \lambda I + (1 - \lambda)\,\frac{\mathbf 1\mathbf 1^\top}{K}, \quad \lambda = 1 - \frac{Kp}{K-1}.
+# $$ (beyond-kernel)
+#
+# ```{prf:proposition} Yardsticks of the symmetric chain
+# :label: beyond-prop-yardsticks
+#
+# For $K \ge 2$ and $0 < p < 1$ the chain is irreducible with uniform stationary law $\pi = \mathbf 1/K$. Its
+# unigram loss (the loss of the best context-free predictor, which predicts $\pi$) is $H(\pi) = \log K$, its
+# entropy rate (the loss of the bigram predictor $P(\cdot \mid x_n)$, the best of all predictors) is
+# $h(p) + p\log(K-1)$, with $h$ the binary entropy. The eigenvalues of $P$ are $1$ (once) and $\lambda$
+# ($K - 1$ times, on the centred vectors $\mathbf 1^\perp$).
+# ```
+#
+# ```{prf:proof}
+# $P$ is symmetric with rows summing to one, so its columns do as well and $\mathbf 1^\top P = \mathbf 1^\top$:
+# the uniform law is stationary, and it is the only one because all entries are positive. The unigram
+# predictor's loss is the cross-entropy of $\pi$ with itself, $H(\pi) = \log K$. Each row of $P$ is one mass
+# $1 - p$ and $K - 1$ masses $p/(K-1)$, with entropy $-(1-p)\log(1-p) - p\log\frac{p}{K-1} = h(p) + p\log(K-1)$;
+# the entropy rate $\sum_i \pi_i H(P_i)$ is this common value. In the form {eq}`beyond-kernel`,
+# $P\mathbf 1 = \mathbf 1$ and $Pv = \lambda v$ for $\mathbf 1^\top v = 0$.
+# ```
+#
+# Check: the closed forms against an independent eigen-decomposition of $P$ (stationary law from the left
+# eigenvector, entropies of its rows), against the package's `MarkovChain` code (`SymmetricChain`, which uses
+# the generic entropy-rate formula), and against plug-in estimates from sampled sequences. The plug-in entropy of
+# $c$ cells from $n$ draws is low by about $(c - 1)/2n$ (Miller–Madow), so the tolerance of each estimate is that
+# bias bound ($c = K^2$ for the entropy rate; for the marginal, $c = K$ with $n$ shrunk by the correlation factor
+# $(1 - |\lambda|)/(1 + |\lambda|)$) plus `mc_z` standard errors, estimated from 10 independent groups of
+# sequences. The row prints the largest error as a fraction of its tolerance.
+
+# %%
+# independent reference (do not replace with markovlib): pi from numpy's eigenvectors, row entropies by hand
+def eig_yardsticks(P):
+    vals, vecs = np.linalg.eig(P.T)
+    v = np.real(vecs[:, np.argmin(np.abs(vals - 1))])
+    pi = v / v.sum()
+    rows = -(P * np.log(P)).sum(axis=1)
+    return float(pi @ rows), float(-(pi * np.log(pi)).sum()), np.sort(np.real(vals))
+
+
+def plugin(prev, nxt, K):
+    """Plug-in H(next | prev) from paired samples (arrays of the same shape) and plug-in H of the pooled symbols."""
+    counts = np.zeros((K, K))
+    np.add.at(counts, (prev.ravel(), nxt.ravel()), 1)
+    joint = counts / counts.sum()
+    marg = np.bincount(np.concatenate([prev.ravel(), nxt.ravel()]), minlength=K) / (2 * prev.size)
+    return float(entropy(joint.ravel()) - entropy(joint.sum(axis=1))), float(entropy(marg))
+
+
+def mc_ratios(prev, nxt, K, want_cond, want_marg=None, lam=0.0, groups=10):
+    """|estimate - closed form| / (bias bound + mc_z standard errors) for the plug-in conditional entropy (and the
+    marginal one): the standard error from `groups` independent groups of sequences (rows)."""
+    n = prev.size
+    est = plugin(prev, nxt, K)
+    per_group = np.array([plugin(a, b, K) for a, b in zip(np.array_split(prev, groups), np.array_split(nxt, groups))])
+    se = per_group.std(axis=0, ddof=1) / np.sqrt(groups)
+    out = [abs(est[0] - want_cond) / ((K * K - 1) / (2 * n) + mc_z * se[0])]
+    if want_marg is not None:
+        n_eff = n * (1 - abs(lam)) / (1 + abs(lam))
+        out.append(abs(est[1] - want_marg) / ((K - 1) / (2 * n_eff) + mc_z * se[1]))
+    return out, est
+
+
+err_eig, err_pkg, err_eigval, mc_worst = 0.0, 0.0, 0.0, 0.0
+rows = []
+for K in K_list:
+    for p in p_list:
+        P = ms.symmetric_kernel(K, p)
+        rate, marg = ms.symmetric_entropy_rate(K, p), ms.symmetric_marginal_entropy(K)
+        r_eig, m_eig, vals = eig_yardsticks(P)
+        chain = ms.symmetric_chain(K, p)
+        err_eig = max(err_eig, abs(rate - r_eig), abs(marg - m_eig))
+        err_pkg = max(err_pkg, abs(rate - chain.entropy_rate), abs(marg - chain.marginal_entropy))
+        lam = ms.symmetric_eigenvalue(K, p)
+        err_eigval = max(err_eigval, np.abs(vals[:-1] - lam).max(), abs(vals[-1] - 1))
+        # Monte Carlo: plug-in entropies of the empirical transitions and of the empirical marginal
+        x = chain.sample(mc_batch, mc_length, seed=seed + 1000 * K, backend="numpy").astype(np.int64)
+        ratios, (mc_rate, _) = mc_ratios(x[:, :-1], x[:, 1:], K, rate, marg, lam)
+        mc_worst = max(mc_worst, *ratios)
+        rows.append((K, p, fixed(lam, 4), fixed(marg, 6), fixed(rate, 6), fixed(mc_rate, 2)))
+print(pd.DataFrame(rows, columns=["K", "p", "lambda", "H(pi) = log K", "entropy rate", "Monte Carlo (2 dp)"])
+      .to_string(index=False))
+print(f"Monte Carlo: largest |error| / (bias bound + {mc_z:g} standard errors) = {fixed(mc_worst, 1)}")
+_ = verified.record("yardsticks: closed forms = eigen-decomposition", err_eig < 1e-12,
+                    check=f"numpy eig of P^T, K in {K_list}, p in {p_list}", measured=bound(err_eig, 1e-13),
+                    tolerance="1e-12", kind="independent")
+_ = verified.record("yardsticks: closed forms = the package's MarkovChain", err_pkg < 1e-12,
+                    check="SymmetricChain.entropy_rate / marginal_entropy (generic formulas)",
+                    measured=bound(err_pkg, 1e-13), tolerance="1e-12", kind="same code")
+_ = verified.record("eigenvalues of P: 1 and lambda = 1 - Kp/(K-1)", err_eigval < 1e-12, check="numpy eig",
+                    measured=bound(err_eigval, 1e-13), tolerance="1e-12", kind="independent")
+_ = verified.record("yardsticks: Monte Carlo plug-in estimates", mc_worst < 1,
+                    check=f"{mc_batch} x {mc_length} sampled symbols per chain, plug-in entropies",
+                    measured=f"largest error / tolerance {fixed(mc_worst, 1)}",
+                    tolerance=f"bias bound + {mc_z:g} standard errors", kind="independent")
+
+# %% [markdown]
+# **The analogue of $p + q = 1$.** At $p^* = (K-1)/K$, $\lambda = 0$ and {eq}`beyond-kernel` is
+# $P = \mathbf 1\mathbf 1^\top/K$: every row is uniform, the chain is i.i.d., and the bigram predictor *is*
+# the unigram predictor, $h(p^*) + p^*\log(K-1) = \log K$. For $K = 2$, $p^* = 1/2$ is the point $p = q = 1/2$
+# of the line $p + q = 1$, and $\lambda = 1 - 2p = 1 - p - q$ is the binary chain's second eigenvalue. For
+# $p < p^*$ ($\lambda > 0$) the chain is *persistent* (it stays more often than an i.i.d. draw would), for
+# $p > p^*$ ($\lambda < 0$) it is *switching*; the switching side $p \in (p^*, 1)$ shrinks as $K$ grows,
+# and on it the two yardsticks are close: $\log K - (h(p) + p\log(K-1)) \le \log K - \log(K-1) \approx 1/K$.
+
+# %%
+err_iid = 0.0
+for K in K_list:
+    ps = ms.iid_point(K)
+    err_iid = max(err_iid, abs(ms.symmetric_eigenvalue(K, ps)), np.abs(ms.symmetric_kernel(K, ps) - 1 / K).max(),
+                  abs(ms.symmetric_entropy_rate(K, ps) - math.log(K)))
+    gap_max = math.log(K) - ms.symmetric_entropy_rate(K, 1 - 1e-12)
+    print(f"K = {K:2d}: p* = {fixed(ps, 4)}; largest gap log K - entropy rate on the switching side "
+          f"{fixed(gap_max, 4)} nats (at p -> 1), log K - log(K-1) = {fixed(math.log(K / (K - 1)), 4)}")
+_ = verified.record("at p* = (K-1)/K: lambda = 0, identical rows, entropy rate = log K", err_iid < 1e-12,
+                    check=f"the package's closed forms at K in {K_list} (true by algebra)", measured=bound(err_iid, 1e-13),
+                    tolerance="1e-12", kind="identity")
+
+# %% [markdown]
+# ## 2. What of the canonical picture carries over
+#
+# ### The unigram critical set
+#
+# Write the K-state model as $h_n = E^\top e_{x_n} + p_n$ (token row plus positional embedding),
+# $z_n = \Phi_n(h_1, \dots, h_n)$ for the layer (attention and feed-forward with their residual connections;
+# `multistate.block`), and $\ell_n = E z_n + b \in \mathbb R^K$ for the logits predicting $x_{n+1}$. The
+# population loss averages $\mathrm{CE}(\ell_n, x_{n+1})$ over $n < N$ and over sequences of the chain started
+# from $\pi$.
+#
+# ```{prf:proposition} The unigram critical set, any K
+# :label: beyond-prop-critical
+#
+# For every chain, every $K \ge 2$ and every value of the positional, attention and feed-forward weights, the
+# points with $E = 0$ and $\operatorname{softmax}(b) = \pi$ are critical points of the population loss, with
+# loss $H(\pi)$. (For $K = 2$ this is the $e = 0$ set of the binary model, {prf:ref}`thm-5`.)
+# ```
+#
+# ```{prf:proof}
+# At $E = 0$ the logits are $\ell_n = b$ for every context, so the loss is the cross-entropy of
+# $\operatorname{softmax}(b) = \pi$ with the law of $x_{n+1}$, which is $\pi$: $H(\pi)$. Every weight other
+# than $E$ and $b$ enters the logits only through $E z_n$, so its gradient carries a factor $E = 0$. The
+# gradient in $b$ is $\mathbb E[\operatorname{softmax}(b) - e_{x_{n+1}}] = \pi - \pi = 0$. In $E$, the head
+# contributes $\mathbb E[(\pi - e_{x_{n+1}}) z_n^\top]$ where $z_n = z^0_n$, the stream of the positional
+# embeddings alone, is the same for every context, so this is $(\pi - \pi) z_n^{0\top} = 0$; the input path
+# contributes $\partial \ell_n / \partial h_i = E\, \partial z_n / \partial h_i = 0$.
+# ```
+#
+# Check: autograd on the exact population loss (all $K^N$ sequences enumerated by `markovlib.transformer.exact`), with
+# random weights of scale `std_random` in every matrix, a random chain and the symmetric chains of `p_sides`.
+#
+# *The rounding scale of the check.* The gradient is zero only in exact arithmetic, and its rounding grows with the
+# activations, so the tolerance is relative to them. By the proof, the gradients of the weights other than $E$ and $b$
+# carry the factor $E = 0$ and are exactly zero in floating point too. The two others are sums whose exact value is
+# zero: the gradient in $b$ is $\sum_x P(x)\frac{1}{N-1}\sum_{n<N}(\operatorname{softmax}(b) - e_{x_{n+1}})$ and the
+# head's gradient in $E$ is the same sum with each term multiplied by $z^{0\top}_n$. For every entry the absolute
+# values of the terms add up to at most $2\max(1, \max_{n,j}|z^0_{n,j}|)$ (the weights $P(x)/(N-1)$ add up to one
+# per position, and $|\operatorname{softmax}(b)_k - \delta_{k,y}|$ summed over the targets is at most 2), and a
+# floating-point sum of at most $M$ terms is off by at most $\gamma_M = Mu/(1 - Mu)$ times the sum of their absolute
+# values, in any order of summation ($u = 2^{-53}$, Higham, *Accuracy and Stability of Numerical Algorithms*, Sec.
+# 4.2). We take $M = NK^N$: the $(N-1)K^N$ terms, and $K^N$ more for the few roundings inside each term (the
+# sequence weights, the softmax). So the check requires the largest gradient entry below
+#
+# $$
+# \tau = 2\gamma_M \max\big(1, \max_{n,j}|z^0_{n,j}|\big),
+# $$
+#
+# with $z^0$ the layer's output on the positional embeddings alone (`multistate.block`), and prints the ratio to
+# $\tau$. At `std_random` $= 2$, $\max|z^0|$ grows quickly with $d$ (about $4 \cdot 10^3$ at $d = 8$, $6 \cdot 10^5$ at
+# $d = 64$) and the rounding with it, which an absolute tolerance cannot follow. *Negative control:* the same ratio
+# at two points off the set, the embedding moved to $E = 10^{-3}E_1$ and, separately, the bias moved to
+# $b = \log\pi + 10^{-3}b_1$ (random unit directions $E_1$, $b_1$), must exceed one: the scaled tolerance still
+# sees a gradient that is not zero.
+
+# %%
+# independent reference (do not replace with markovlib): the exact loss with the embedding replaced by t E0,
+# so that autograd differentiates along that line
+def loss_along(model, chain, length, E0, t):
+    saved = model.embedding
+    del model.embedding
+    model.embedding = t * E0
+    try:
+        return exact_loss(model, chain, length)
+    finally:
+        del model.embedding
+        model.embedding = saved
+
+
+def random_kernel(K, gen):
+    P = gen.random((K, K)) + 0.2
+    return P / P.sum(axis=1, keepdims=True)
+
+
+chains_exact = {f"symmetric p = {p}": ms.symmetric_chain(K_exact, p) for p in p_sides}
+chains_exact["random kernel"] = MarkovChain.from_kernel(random_kernel(K_exact, rng))
+
+
+def zero_embedding_model(chain, attention, std, init_seed):
+    return ms.zero_embedding_model(chain, d=d, max_len=N_exact, std=std, seed=init_seed, attention=attention)
+
+
+# the rounding scale tau of the check (derived above): a sum of at most M terms whose absolute values add up to at most
+# 2 max(1, max |z0|), exact value 0
+U_ROUND = np.finfo(np.float64).eps / 2
+M_terms = N_exact * K_exact ** N_exact
+gamma_M = M_terms * U_ROUND / (1 - M_terms * U_ROUND)
+CONTROL_STEP = 1e-3  # negative control: E or b moved off the critical set by this (random unit direction)
+ctrl_rng = np.random.default_rng([seed, 3])  # its own generator: the draws of the later checks stay as they were
+
+
+def largest_gradient(model, chain):
+    loss = exact_loss(model, chain, N_exact)
+    return loss, max(float(g.abs().max()) for g in torch.autograd.grad(loss, list(model.parameters())))
+
+
+grad_ratio, loss_err, control_ratio = 0.0, 0.0, math.inf
+for j, (name, chain) in enumerate(chains_exact.items()):
+    for attention in ("softmax", None):
+        model = zero_embedding_model(chain, attention, std_random, seed + j)
+        with torch.no_grad():
+            tau = 2 * gamma_M * max(1.0, float(ms.block(model, model.positional[: N_exact - 1]).abs().max()))
+        loss, g = largest_gradient(model, chain)
+        grad_ratio = max(grad_ratio, g / tau)
+        loss_err = max(loss_err, abs(float(loss.detach()) - chain.marginal_entropy))
+        for prm in (model.embedding, model.bias):  # negative control: off the set, the same ratio exceeds one
+            step = torch.as_tensor(ctrl_rng.standard_normal(tuple(prm.shape)))
+            with torch.no_grad():
+                saved = prm.detach().clone()
+                prm.add_(CONTROL_STEP * step / step.norm())
+            control_ratio = min(control_ratio, largest_gradient(model, chain)[1] / tau)
+            with torch.no_grad():
+                prm.copy_(saved)
+GRAD_PRINT = 0.1  # printed bound of the ratio: the largest measured over the Range is about 0.02 (N_exact 3), 0.001 at the defaults
+print(f"E = 0, softmax(b) = pi, random weights (std {std_random}), {len(chains_exact)} chains x 2 attentions:")
+print(f"  largest gradient entry / rounding scale tau {bound(grad_ratio, GRAD_PRINT)}, |loss - H(pi)| {bound(loss_err, 1e-13)}")
+print(f"  negative control (E or b moved by {CONTROL_STEP:g}): smallest largest-gradient-entry / tau {control_ratio:.0e}")
+_ = verified.record("E = 0, softmax(b) = pi is critical, loss H(pi) (any chain)", grad_ratio < 1 and loss_err < 1e-12,
+                    check=f"autograd on the exact loss, K = {K_exact}, N = {N_exact}, softmax and no attention; gradient "
+                          "relative to its rounding scale tau = 2 gamma_M max(1, max|z0|), M = N K^N",
+                    measured=f"gradient / tau {bound(grad_ratio, GRAD_PRINT)}, loss {bound(loss_err, 1e-13)}",
+                    tolerance="gradient / tau 1, loss 1e-12", kind="independent")
+_ = verified.record("... and the scaled tolerance catches a gradient off the critical set (negative control)",
+                    control_ratio > 1,
+                    check=f"the same ratio with E moved to {CONTROL_STEP:g} E1 or b to log pi + {CONTROL_STEP:g} b1 "
+                          "(random unit directions), every chain and attention",
+                    measured=f"smallest gradient / tau {control_ratio:.0e}", tolerance="gradient / tau above 1",
+                    kind="independent")
+
+# %% [markdown]
+# ### Its Hessian along the embedding
+#
+# Whether the critical set traps depends on the second order. Let $z^0_n$ be the stream of the positional
+# embeddings alone, $J_{n,i} = \partial z_n/\partial h_i$ the layer's Jacobian there, $S = \operatorname{diag}
+# \pi - \pi\pi^\top$, and $C_m[k, j] = P(x_i = k, x_{i+m} = j) - \pi_k\pi_j = \pi_k(P^m - \mathbf 1\pi^\top)_{kj}$
+# the lagged covariance of the chain.
+#
+# ```{prf:proposition} Second derivative along the embedding
+# :label: beyond-prop-hessian
+#
+# At a point of {prf:ref}`beyond-prop-critical`, along $E = tE_0$ with all other weights fixed,
+#
+# $$
+# Q(E_0) = \frac{d^2}{dt^2}\mathcal L\Big|_{t=0} = \frac{1}{N-1}\sum_{n<N}\Big[(E_0 z^0_n)^\top S\,(E_0 z^0_n)
+#  - 2\sum_{i\le n}\operatorname{tr}\big(E_0 J_{n,i} E_0^\top\, C_{n+1-i}\big)\Big].
+# $$ (beyond-hessian)
+# ```
+#
+# ```{prf:proof}
+# With $E = tE_0$ the inputs are $h_i = p_i + tE_0^\top e_{x_i}$, so $z_n = z^0_n + t\sum_{i\le n} J_{n,i}E_0^\top
+# e_{x_i} + O(t^2)$ and $\ell_n - b = t\,\delta_1 + t^2\delta_2 + O(t^3)$ with $\delta_1 = E_0 z^0_n$ and
+# $\delta_2 = \sum_{i\le n} E_0 J_{n,i} E_0^\top e_{x_i}$. The cross-entropy expands as
+# $\mathrm{CE}(b + \delta, y) = \mathrm{CE}(b, y) + (\pi - e_y)^\top\delta + \tfrac12\delta^\top S\delta + O(\delta^3)$
+# since $\operatorname{softmax}(b) = \pi$. The $t^2$ coefficient, times two, is
+# $\mathbb E[2(\pi - e_{x_{n+1}})^\top\delta_2 + \delta_1^\top S\delta_1]$ (the term $(\pi - e_y)^\top\delta_1$ has
+# mean zero because $\delta_1$ does not depend on the context). Finally
+# $\mathbb E[(\pi - e_{x_{n+1}})^\top M e_{x_i}] = \sum_{j,k} M_{jk}(\pi_j\pi_k - P(x_i = k, x_{n+1} = j))
+# = -\operatorname{tr}(M C_{n+1-i})$.
+# ```
+#
+# The mixed second derivatives between $E$ and the weights other than $b$ vanish (the gradient in $E$ is zero
+# on the whole set, for every value of those weights), and the loss is constant along those weights, so
+# {eq}`beyond-hessian` is the part of the Hessian that decides; the flat directions make the set degenerate,
+# and higher orders along them are not analysed here.
+#
+# Check: $Q(E_0)$ from `multistate.zero_embedding_hessian` (Jacobians by autograd on the layer alone, lagged
+# covariances in closed form) against autograd's second derivative of the exact population loss along
+# $tE_0$, for random weights, `n_dirs` random directions, both attentions, the three chains.
+
+# %%
+rel_err, q_values = 0.0, []
+for j, (name, chain) in enumerate(chains_exact.items()):
+    for attention in ("softmax", None):
+        model = zero_embedding_model(chain, attention, std_random, seed + j)
+        for _ in range(n_dirs):
+            E0 = torch.as_tensor(rng.standard_normal((K_exact, d)))
+            t = torch.zeros((), dtype=torch.float64, requires_grad=True)
+            (g1,) = torch.autograd.grad(loss_along(model, chain, N_exact, E0, t), t, create_graph=True)
+            (g2,) = torch.autograd.grad(g1, t)
+            q = ms.zero_embedding_hessian(model, chain, N_exact, E0.numpy())
+            rel_err = max(rel_err, abs(float(g2) - q) / max(1.0, abs(q)))
+            q_values.append(q)
+print(f"{len(q_values)} second derivatives, range of Q [{fixed(min(q_values), 1)}, {fixed(max(q_values), 1)}]; "
+      f"largest relative difference to autograd {bound(rel_err, 1e-11)}")
+_ = verified.record("Hessian along E at E = 0: formula (beyond-hessian) = autograd", rel_err < 1e-9,
+                    check=f"autograd second derivative of the exact loss, {len(q_values)} (chain, attention, direction)",
+                    measured=bound(rel_err, 1e-11), tolerance="1e-9 relative", kind="independent")
+
+# %% [markdown]
+# ```{prf:corollary} Small weights: the sign of lambda decides
+# :label: beyond-cor-small-init
+#
+# For the symmetric chain $C_m = \lambda^m\,\Pi/K$ and $S = \Pi/K$, with $\Pi = I - \mathbf 1\mathbf 1^\top/K$.
+# When every weight other than $E$ and $b$ is small (the standard initialization, scale $\sigma$), $z^0_n =
+# O(\sigma)$, $J_{n,n} = I + O(\sigma^2)$ and $J_{n,i} = O(\sigma^2)$ for $i < n$, so
+#
+# $$
+# Q(E_0) = -\frac{2\lambda}{K}\,\lVert \Pi E_0\rVert^2 + O(\sigma^2)\,\lVert E_0\rVert^2 .
+# $$
+#
+# For $p > p^*$ ($\lambda < 0$) the critical set is a minimum along every centred direction of the embedding
+# (the trap of the binary chain with $p + q > 1$, {prf:ref}`thm-11`), for $p < p^*$ ($\lambda > 0$) every
+# centred direction descends. If instead the feed-forward layer has $J_{n,n} \approx -I$ the sign of $Q$ is
+# reversed (the guideline-like layer below has $J_{n,n} = -I$ on average only; see the check).
+# ```
+#
+# ```{prf:proof}
+# $C_m = \pi_k(P^m - \mathbf 1\pi^\top)$ with $\pi = \mathbf 1/K$ and $P^m = \lambda^m I + (1-\lambda^m)
+# \mathbf 1\mathbf 1^\top/K$ gives $C_m = \lambda^m\Pi/K$; $S = I/K - \mathbf 1\mathbf 1^\top/K^2 = \Pi/K$. The
+# first term of {eq}`beyond-hessian` is $O(\sigma^2)$, the attention terms $i < n$ carry $W_O W_V = O(\sigma^2)$,
+# and the $i = n$ term is $-2\lambda\operatorname{tr}(E_0 J_{n,n} E_0^\top\Pi)/K$ with $J_{n,n} = I + W_2 D_n W_1 +
+# (\text{attention path through } W_O W_V) = I + O(\sigma^2)$; $\operatorname{tr}(E_0E_0^\top\Pi) =
+# \lVert\Pi E_0\rVert^2$.
+# ```
+#
+# The guideline-like feed-forward layer ($W_2 = -W_1^\top$, $W_1 \sim N(0, 1/d)$, $r = 4d$ units) has
+# $\mathbb E[W_2 D W_1] = -\mathbb E[W_1^\top D W_1] = -\tfrac{r}{2}\cdot\tfrac1d I = -2I$ (each unit is active with
+# probability $1/2$ by the symmetry of $W_1$), so $\mathbb E[J_{n,n}] \approx -I$, but one draw is not $-I$: the
+# spectrum of $W_1^\top D W_1$ spreads (a Wishart matrix with about $2d$ samples in $d$ dimensions), and for a given
+# direction the sign of $Q$ is reversed only most of the time.
+#
+# Check: at the standard initialization of scale `std_small`, $Q(E_0)$ over $-\tfrac{2\lambda}{K}\lVert\Pi
+# E_0\rVert^2$ is within 10 % of one on both sides of $p^*$ (centred directions); for `n_flip` guideline-like
+# layers per side, each with a random centred direction, the sign of $Q$ is the opposite of that prediction in more
+# than a fraction `flip_rate` of the draws on each side of $p^*$ (one count per side, with its Wilson interval and
+# Bonferroni over the two sides: not every draw reverses the sign). The count is claimed for layers of dimension
+# `d_flip` $\ge 8$ (the paper's $d$) and `n_flip` $\ge 20$ per side: at $d = 2$ to $4$ a scan over 15 seeds
+# ($K_{\text{exact}} = 3, 4$, $N_{\text{exact}} = 3, 5$, $|\lambda| = 0.1$) found each side reversing in only
+# about 0.6 to 0.9 of the draws, too close to 1/2 for 20 draws to decide, while at $d = 8$ every side of every seed
+# reversed in at least 18 of 20.
+
+# %%
+ratios, flipped, flips_side = [], [], []
+proj_f = np.eye(K_exact) - 1 / K_exact
+for j, p in enumerate(p_sides):
+    chain = ms.symmetric_chain(K_exact, p)
+    lam = ms.symmetric_eigenvalue(K_exact, p)
+    proj = np.eye(K_exact) - 1 / K_exact
+    small = zero_embedding_model(chain, "softmax", std_small, seed + 10 + j)
+    for _ in range(n_dirs):
+        E0 = proj @ rng.standard_normal((K_exact, d))
+        pred = -2 * lam / K_exact * float((E0**2).sum())
+        ratios.append(ms.zero_embedding_hessian(small, chain, N_exact, E0) / pred)
+    for i in range(n_flip):
+        guide = MarkovTransformer(d_flip, N_exact, n_states=K_exact, reference_impl=True)
+        kt.init_kstate(guide, "guideline_like", seed + 1000 * (j + 1) + i)
+        with torch.no_grad():
+            guide.embedding.zero_()
+        E0 = proj_f @ rng.standard_normal((K_exact, d_flip))
+        pred = -2 * lam / K_exact * float((E0**2).sum())
+        flipped.append(bool(np.sign(ms.zero_embedding_hessian(guide, chain, N_exact, E0)) == -np.sign(pred)))
+    flips_side.append((p, lam, sum(flipped[-n_flip:])))
+    print(f"p = {p} (lambda {fixed(lam, 3)}): small weights Q / prediction in "
+          f"[{fixed(min(ratios[-n_dirs:]), 2)}, {fixed(max(ratios[-n_dirs:]), 2)}]; guideline-like layers (d {d_flip}) "
+          f"reversing the sign: {fraction(sum(flipped[-n_flip:]), n_flip)}")
+ratio_dev = max(abs(r - 1) for r in ratios)
+_ = glue("flip_count", f"{fraction(flips_side[0][2], n_flip)} draws for p < p* and "
+                       f"{fraction(flips_side[1][2], n_flip)} for p > p* (d = {d_flip})")
+_ = verified.record("small weights: Q = -(2 lambda/K) |Pi E0|^2 (sign set by lambda)", ratio_dev < ratio_tol,
+                    check=f"zero_embedding_hessian at std {std_small}, p in {p_sides}, {n_dirs} centred directions each",
+                    measured=f"largest |ratio - 1| {fixed(ratio_dev, 3)}", tolerance=f"{ratio_tol:g}", kind="same code")
+for (p, lam, k_side), side in zip(flips_side, ("p < p*", "p > p*")):
+    _ = verified.record_count(f"the guideline-like feed-forward layer reverses the sign of Q, {side}", k_side, n_flip,
+                              rate=flip_rate, unit="draws", kind="same code", family=2,
+                              check=f"sign of zero_embedding_hessian, {n_flip} layers at p = {p} (lambda "
+                                    f"{fixed(lam, 3)}), d = {d_flip}, one random direction each; Bonferroni over "
+                                    "the two sides")
+
+# %% [markdown]
+# ### Explorer: K and p
+#
+# Drag $K$ and $p$: the two yardsticks of the symmetric chain, the ladder $L_m$ between them, $p^*$, and the sign of
+# $Q$ at a small standard initialization (std 0.02, a random centred direction), computed by
+# `zero_embedding_hessian` for each frame. {prf:ref}`beyond-cor-small-init` predicts $Q > 0$, a trap along $E$,
+# exactly on the side $\lambda < 0$ ($p > p^*$), at a distance from $\lambda = 0$; close to $\lambda = 0$ the
+# corollary's term vanishes and a term of order $\mathrm{std}^2$ competes, so the corollary does not decide the
+# sign there. The grid's frames with $|\lambda| <$ `lam_margin`: {glue:text}`near_frames`.
+
+# %%
+ui = widgets.explorer(lambda K, p: beyond_drawings.draw_kstate(int(round(K)), p, seed=seed),
+                      K=(2, 12, 1, 3), p=(0.01, 0.99, 0.01, 0.8))
+if ui is not None:
+    display(ui)
+# The rendered book's explorer: the same drawing function on a grid of 4 x 7 = 28 frames (K as in the paper and the
+# stored runs, p on both sides of every p*, with the K = 5 frame p = 0.8 exactly at p*).
+static = explorers.static_explorer(
+    lambda K, p, ax: beyond_drawings.draw_kstate(K, p, ax=ax, seed=seed),
+    {"K": [2, 3, 5, 10], "p": [0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 0.99]}, name="beyond_kstate",
+    title="the symmetric K-state chain", initial={"K": 3, "p": 0.8}, progress=False,
+    value=lambda out: (f"lambda {out['lambda']:+.3f}: Q {'>' if out['trap'] else '<'} 0, "
+                       f"E = 0 {'traps' if out['trap'] else 'is left'}"))
+static.show()
+frames = [(float(v.split()[1].rstrip(":")), "traps" in v) for v in static.values]
+decided = [(lam, trap) for lam, trap in frames if abs(lam) >= lam_margin]
+n_sign = sum(trap == (lam < 0) for lam, trap in decided)
+near = [(lam, trap) for lam, trap in frames if abs(lam) < lam_margin]
+_ = glue("near_frames", ("; ".join(f"lambda {fixed(lam, 3)}: Q {'>' if trap else '<'} 0" for lam, trap in near) or "none")
+         + ("" if any(0 < lam < lam_margin for lam, _ in near)
+            else f" (no frame has 0 < lambda < {lam_margin:g}: the persistent side next to p* is not shown)"))
+print(f"{static.n_frames} frames; {len(decided)} with |lambda| >= {lam_margin:g}: Q > 0 exactly where lambda < 0 in "
+      f"{n_sign}; the {static.n_frames - len(decided)} near p* show Q > 0 in {sum(t for lam, t in frames if abs(lam) < lam_margin)}")
+_ = verified.record("explorer: the sign of Q at small weights follows -lambda on every frame away from p*",
+                    n_sign == len(decided),
+                    check=f"zero_embedding_hessian at std 0.02 on the slider grid (K in 2, 3, 5, 10; 7 p each), "
+                          f"frames with |lambda| >= {lam_margin:g}",
+                    measured=f"{n_sign}/{len(decided)} frames", tolerance="every frame", kind="same code")
+
+
+# %% [markdown]
+# Run this notebook in Jupyter to interact with the explorer:
+# its sliders redraw the figure live. In the rendered book the sliders under the figure move over frames precomputed
+# by the same drawing function, and the line under them gives $\lambda$ and the sign of $Q$.
+
+# %% [markdown]
+# ### Conservation laws, and the one that is missing
+#
+# ```{prf:proposition} What the full model's gradient flow conserves, any K
+# :label: beyond-prop-conserved
+#
+# Along the gradient flow of the population loss (any chain, any $K$, softmax or linear attention) the
+# following are constant: the neuron balances $c_k = \lVert W_1[k,:]\rVert^2 - \lVert W_2[:,k]\rVert^2$ of the
+# $r$ feed-forward units (as in Part III, {prf:ref}`topo-prop-balance`), the matrix
+# $W_QW_Q^\top - W_KW_K^\top$ and the matrix $W_VW_V^\top - W_O^\top W_O$.
+# ```
+#
+# ```{prf:proof}
+# Each comes from a symmetry of the loss. ReLU is positively homogeneous, so $W_1[k,:] \to sW_1[k,:]$,
+# $W_2[:,k] \to W_2[:,k]/s$ ($s > 0$) leaves the model unchanged; differentiating at $s = 1$ gives
+# $\langle W_1[k,:], \nabla_{W_1[k,:]}\rangle = \langle W_2[:,k], \nabla_{W_2[:,k]}\rangle$, and then
+# $\dot c_k = -2\langle W_1[k,:], \nabla\rangle + 2\langle W_2[:,k], \nabla\rangle = 0$. The attention scores
+# depend on $W_Q^\top W_K$ only, invariant under $W_Q \to GW_Q$, $W_K \to G^{-\top}W_K$; differentiating at
+# $G = I + \epsilon A$ for every $A$ gives $\nabla_Q W_Q^\top = W_K\nabla_K^\top$, and
+# $\tfrac{d}{dt}(W_QW_Q^\top) = -(\nabla_Q W_Q^\top + W_Q\nabla_Q^\top) = \tfrac{d}{dt}(W_KW_K^\top)$. The
+# output depends on $W_OW_V$ only, invariant under $W_V \to GW_V$, $W_O \to W_OG^{-1}$, and the same steps give
+# the third law.
+# ```
+#
+# None of these involves the embedding. The binary model's energy ({prf:ref}`thm-2`, Lemma 1 of the paper) is a law
+# of the *canonical* two-parameter reduction $(e, w)$, where the embedding and the feed-forward scale are tied into
+# two scalars and the loss depends on them only through $c(e, w) = e^2(1 + 2w|w|)$. A function $E$ is conserved by
+# that flow exactly when $\nabla E \perp \nabla c$. With $\partial_e c = 2e(1 + 2w|w|)$, $\partial_w c = 4e^2|w|$
+# and $\partial_e E = 2e$, this forces $\partial_w E = -(1 + 2w|w|)/|w| = -2w - 1/|w|$, whose antiderivative is
+# $-w^2 - \log w$ for $w > 0$ and $-w^2 + \log|w|$ for $w < 0$ (the line $w = 0$ is invariant, so each half plane
+# has its own constant):
+#
+# $$
+# E(e, w) = e^2 - w^2 - \mathrm{sign}(w)\log|w|, \qquad w \ne 0 .
+# $$ (beyond-energy)
+#
+# (An earlier version of this chapter printed $e^2 - w^2 + \log|w|$, which is the branch $w < 0$ only.) Check
+# below: $\nabla E \cdot \nabla c$ by autograd at random points of both half planes. The K-state model has no
+# reduction like $(e, w)$ that we could derive
+# (a canonical form would have to fix a $K$-simplex of embedding directions, and the tied head then couples
+# them through the softmax), and the tied embedding, used both at the input and in the head, has no
+# rescaling symmetry: $E \to sE$ changes the logits. We found no conserved quantity involving $E$, and
+# measure that the obvious candidate $\lVert E\rVert^2$ moves. **This is where the theory stops:** without a
+# conserved quantity that involves $E$, nothing fixed at initialization decides whether training reaches the
+# entropy rate, and Sec. 3 measures it.
+#
+# Check: the three rates $\dot c_k$, $\tfrac{d}{dt}(W_QW_Q^\top - W_KW_K^\top)$, $\tfrac{d}{dt}(W_VW_V^\top -
+# W_O^\top W_O)$ along $\dot\theta = -\nabla\mathcal L$ vanish at random weights, while $\tfrac{d}{dt}\lVert
+# E\rVert^2$ does not. The rates are taken by the chapter's own central difference of the quantities along
+# autograd's gradient of the exact loss: for a quadratic $Q$, $(Q(\theta - \epsilon g) - Q(\theta + \epsilon g))
+# / 2\epsilon = -\nabla Q \cdot g$ exactly, so only rounding remains; `multistate.conservation_rates` (the package's
+# closed forms of the same rates) is compared with them.
+
+# %%
+# independent reference (do not replace with markovlib): the conserved quantities written out, and the canonical
+# model's c(e, w) and energy (beyond-energy) in torch
+def quantities(P):
+    W1, W2, Wq, Wk, Wv, Wo, E = (P[n] for n in ("W_1", "W_2", "W_Q", "W_K", "W_V", "W_O", "embedding"))
+    return {"neuron_balance": (W1**2).sum(1) - (W2**2).sum(0), "query_key": Wq @ Wq.T - Wk @ Wk.T,
+            "value_output": Wv @ Wv.T - Wo.T @ Wo, "embedding_norm": (E**2).sum()}
+
+
+def c_canonical(e, w):
+    return e**2 * (1 + 2 * w * torch.abs(w))
+
+
+def energy_canonical(e, w):
+    return e**2 - w**2 - torch.sign(w) * torch.log(torch.abs(w))
+
+
+rate_max, pkg_err, emb_rates, eps = 0.0, 0.0, [], 1e-3
+for j, chain in enumerate(chains_exact.values()):
+    model = MarkovTransformer(d, N_exact, n_states=K_exact, reference_impl=True)
+    model.init_weights("standard", std=std_random, seed=seed + 30 + j)
+    loss = exact_loss(model, chain, N_exact)
+    names = [n for n, _ in model.named_parameters()]
+    grads = dict(zip(names, torch.autograd.grad(loss, list(model.parameters()))))
+    P = {n: prm.detach().double() for n, prm in model.named_parameters()}
+    lo = quantities({n: P[n] + eps * grads[n] for n in P})
+    hi = quantities({n: P[n] - eps * grads[n] for n in P})
+    r = {k: ((hi[k] - lo[k]) / (2 * eps)).numpy() for k in lo}  # dQ/dt along theta' = -grad
+    r_pkg = ms.conservation_rates(model, grads)
+    scale = max(float(g.abs().max()) for g in grads.values()) * std_random
+    rate_max = max(rate_max, *(float(np.abs(r[k]).max()) / scale for k in ("neuron_balance", "query_key",
+                                                                            "value_output")))
+    pkg_err = max(pkg_err, *(float(np.abs(r[k] - r_pkg[k]).max()) / scale for k in r))
+    emb_rates.append(abs(float(r["embedding_norm"])) / scale)
+print(f"conserved rates / (gradient scale x weight scale): {bound(rate_max, 1e-10)}; the package's closed-form "
+      f"rates agree to {bound(pkg_err, 2e-10)}; d|E|^2/dt on the same scale: smallest over {len(emb_rates)} chains "
+      f"{fixed(min(emb_rates), 2)}")
+_ = verified.record("neuron balances and the attention Gram differences are conserved (any K)", rate_max < 1e-9,
+                    check="central differences of the quantities along autograd's gradient of the exact loss, random "
+                          "weights, 3 chains", measured=bound(rate_max, 1e-10), tolerance="1e-9 relative",
+                    kind="independent")
+_ = verified.record("multistate.conservation_rates = the rates by central differences", pkg_err < 1e-9,
+                    check="the same gradients", measured=bound(pkg_err, 2e-10), tolerance="1e-9 relative",
+                    kind="same code")
+_ = verified.record("|E|^2 is not conserved (the tied embedding has no rescaling symmetry)", min(emb_rates) > 1e-3,
+                    check="the same gradients", measured=f"smallest rate {fixed(min(emb_rates), 2)}",
+                    tolerance="rate > 1e-3 relative", kind="independent")
+
+# the binary model's energy (beyond-energy): grad E . grad c = 0 in both half planes, and the one-branch form is not
+ew = torch.as_tensor(rng.uniform(-2, 2, size=(2, 200)))
+ew[1] = torch.where(ew[1].abs() < 0.05, 0.05 * torch.sign(ew[1]) + ew[1], ew[1])  # keep off the invariant line w = 0
+ew.requires_grad_(True)
+(gc,) = torch.autograd.grad(c_canonical(*ew).sum(), ew)
+(gE,) = torch.autograd.grad(energy_canonical(*ew).sum(), ew)
+(gE1,) = torch.autograd.grad((ew[0]**2 - ew[1]**2 + torch.log(ew[1].abs())).sum(), ew)
+orth = ((gE * gc).sum(0).abs() / (gE.norm(dim=0) * gc.norm(dim=0))).detach().numpy()
+orth1 = ((gE1 * gc).sum(0).abs() / (gE1.norm(dim=0) * gc.norm(dim=0))).detach().numpy()
+w_pos = ew[1].detach().numpy() > 0
+pkg_energy_err = float(np.abs(energy_pkg(*ew.detach().numpy()) - energy_canonical(*ew).detach().numpy()).max())
+print(f"E = e^2 - w^2 - sign(w) log|w|: |cos(grad E, grad c)| {bound(orth.max(), 1e-13)} at {int(w_pos.sum())} points "
+      f"with w > 0 and {int((~w_pos).sum())} with w < 0; the form e^2 - w^2 + log|w|: largest |cos| "
+      f"{fixed(orth1[w_pos].max(), 2)} for w > 0, {bound(orth1[~w_pos].max(), 1e-13)} for w < 0; "
+      f"markovlib.markov.energy.energy agrees to {bound(pkg_energy_err, 1e-13)}")
+_ = verified.record("the canonical energy E = e^2 - w^2 - sign(w) log|w| is conserved (grad E . grad c = 0, both signs "
+                    "of w)", orth.max() < 1e-12, check="torch autograd of c(e, w) = e^2 (1 + 2w|w|) and of E at 400 random "
+                    "points", measured=bound(orth.max(), 1e-13), tolerance="1e-12 (cosine)", kind="independent")
+
+# %% [markdown]
+# ## 3. Is there a unigram trap for K > 2? (measured: Adam, then plain SGD)
+#
+# Sec. 2 leaves the question to experiment. The corollary predicts where to look: from the standard
+# initialization (scale $0.02$, so $E \approx 0$ and $J \approx I$) the unigram set is a minimum along the
+# embedding for $p > p^*$ and a saddle for $p < p^*$, as for the binary chain on the two sides of $p + q = 1$.
+# **The theory is about the loss and its gradient flow; every stored run trains with Adam** (betas $(0.9, 0.95)$,
+# constant learning rate, the manifest's settings). The corollary is a statement about the landscape at the start,
+# which Adam sees too, but Adam does not follow the flow: it rescales each coordinate of the gradient and breaks the
+# conservation laws at first order in its step (measured in the closing chapter), so no part of the gradient-flow
+# argument of the binary case carries over to these runs. Sec. 3b below reads a second stored set: the same grid
+# at 5000 steps and 10 seeds per cell, with plain SGD (which does follow the flow, up to its step) and an untied
+# output head beside Adam (`markovlib.beyond.kstate_training.train_kstate`, `optimizer="sgd"`, `tied=False`).
+#
+# The **guideline-like initialization** is our K-state reading of the binary guideline point
+# $(e, w) = (1, -1)$ of the data-agnostic region (Sec. 5 of the paper): embedding rows of unit scale
+# ($E \sim N(0, 1/d)$, the analogue of $e = 1$), and a feed-forward layer $W_1 \sim N(0, 1/d)$,
+# $W_2 = -W_1^\top$ whose Jacobian on an input is $I - 2I = -I$ on average (half of the $4d$ units active), the
+# analogue of $1 + 2w|w| = -1$ at $w = -1$; attention and positional weights $N(0, 0.02^2)$, biases zero
+# (`multistate.init_kstate`). It is balanced, $c_k = 0$ for every unit. It is not derived from a conserved
+# quantity (there is none, Sec. 2); it is a guess the experiment tests.
+#
+# **Plateaus between the two yardsticks.** A first pilot (one seed per cell, run before the grid) ended some
+# runs at neither yardstick, at the loss of a predictor that resolves some of the states and lumps the rest:
+#
+# ```{prf:proposition} The ladder of lumped predictors
+# :label: beyond-prop-ladder
+#
+# For the symmetric chain, the best predictor of $x_{n+1}$ that knows $x_n$ when it is one of $m$ given states
+# and only "one of the other $K - m$" otherwise has loss
+#
+# $$
+# L_m = \frac mK\big(h(p) + p\log(K-1)\big) + \frac{K-m}{K}\,H\big(\underbrace{\tfrac{p}{K-1}, \dots}_{m},
+# \underbrace{\beta, \dots}_{K-m}\big), \qquad \beta = \frac{1 - p + (K - m - 1)\frac{p}{K-1}}{K - m},
+# $$
+#
+# from $L_0 = \log K$ (unigram) to $L_{K-1}$ = the entropy rate (bigram).
+# ```
+#
+# ```{prf:proof}
+# The best predictor given a statistic $g(x_n)$ is the law of $x_{n+1}$ given $g(x_n)$ and its loss is
+# $H(x_{n+1} \mid g(x_n))$. Given a resolved state it is that row of $P$, of entropy $h(p) + p\log(K-1)$.
+# Given the lumped class (probability $(K - m)/K$, uniform over its states) the next state is a resolved one
+# with probability $p/(K-1)$ each and a lumped one with probability $\beta$ each (average of one diagonal
+# entry $1 - p$ and $K - m - 1$ entries $p/(K-1)$ over the $K - m$ rows). At $m = K - 1$ the lumped class is
+# one state and $L_{K-1}$ is the entropy rate.
+# ```
+#
+# The classification: a run *ends at $H(\pi)$* when its held-out loss at step 500 is nearer $L_0$ than $L_1$, and
+# *reaches the entropy rate* when it is nearer $L_{K-1}$ than $L_{K-2}$; a cell is classified only when both
+# spacings are at least `resolution` (against the held-out batch's own noise, whose standard deviation over the seeds
+# of a cell is measured in Sec. 3b: {glue:text}`phase_noise_sd`). A run is *still falling*
+# when its held-out loss dropped by more than `falling_tol` over its last 100 steps. The cells whose plateaus are
+# too close to be told apart ({glue:text}`unresolved_cells`) are plotted but not classified. In honesty about the
+# order: the script `tools/run_beyond.py` first fixed a cruder threshold (normalized gap $> 0.5$, the column
+# `trapped` of `runs.csv`, reported below); the ladder classification was fixed after the pilot and the first seed
+# of the grid had shown the plateaus, and before the other four seeds had run; `falling_tol` was fixed after a
+# review had pointed at curves still falling at step 500, so the table also prints the counts at half and at twice
+# that threshold.
+#
+# **Counts, not claims.** Every cell has 5 seeds. A count of 5 cannot establish a rate (the one-sided 95 % Wilson
+# lower bound of {glue:text}`wilson_5of5`, and a stored claim needs at least 20 runs), so the table prints each cell's counts with
+# their 95 % Wilson intervals and the text reports them per cell; none is asserted. The claims of this section are
+# those of the re-executed slice below.
+
+# %%
+DATA = Path("data/beyond_two_states") if Path("data/beyond_two_states").is_dir() else Path("book/data/beyond_two_states")
+manifest = json.loads((DATA / "manifest.json").read_text())
+runs = pd.read_csv(DATA / "runs.csv")
+curves = pd.read_csv(DATA / "curves.csv")
+settings = manifest["settings"]
+print(f"stored: {len(runs)} runs of {manifest['runs_planned']} planned, K {sorted(set(runs.K))}, "
+      f"seeds {sorted(set(runs.seed))}, inits {manifest['inits']}, N = {settings['length']}, "
+      f"{settings['steps']} steps, batch {settings['batch']}, lr {settings['lr']}, optimizer {manifest['optimizer']}, "
+      f"torch {manifest['versions']['torch']}")
+
+
+def ladder(K, p):
+    return np.array([ms.lumped_loss(K, p, m) for m in range(K)])
+
+
+def drop(row, back=100):
+    """How much the stored held-out loss of the run fell over its last `back` steps."""
+    h = curves[(curves.K == row.K) & np.isclose(curves.p, row.p) & (curves.init == row.init)
+               & (curves.seed == row.seed)].set_index("step").loss
+    return float(h[h.index.max() - back] - h[h.index.max()])
+
+
+def ladder_class(K, p, x):
+    """(at H(pi), at the entropy rate, nearest level m, resolvable) of a final loss x in cell (K, p)."""
+    L = ladder(int(K), float(p))
+    x = float(x)
+    return (x > (L[0] + L[1]) / 2, x < (L[-2] + L[-1]) / 2, int(np.argmin(np.abs(L - x))),
+            min(L[0] - L[1], L[-2] - L[-1]) >= resolution)
+
+
+def classify(row):
+    at_unigram, at_bigram, level, resolvable = ladder_class(row.K, row.p, row.final_loss)
+    return pd.Series({"at_unigram": at_unigram, "at_bigram": at_bigram, "level": level, "resolvable": resolvable,
+                      "fell": drop(row)})
+
+
+runs = pd.concat([runs, runs.apply(classify, axis=1)], axis=1)
+runs["side"] = np.where(runs.lam > 0, "p < p*", "p > p*")
+# the stored rows against the closed forms of Sec. 1 (what was stored is what the chapter derives)
+col_err = float(max(np.abs(runs.entropy_rate - [ms.symmetric_entropy_rate(k, p) for k, p in zip(runs.K, runs.p)]).max(),
+                    np.abs(runs.marginal_entropy - np.log(runs.K)).max(),
+                    np.abs(runs.lam - [ms.symmetric_eigenvalue(k, p) for k, p in zip(runs.K, runs.p)]).max()))
+_ = verified.record("stored rows: yardsticks and lambda = the closed forms", col_err < 1e-12,
+                    check=f"runs.csv columns entropy_rate, marginal_entropy, lam, {len(runs)} runs",
+                    measured=bound(col_err, 1e-14), tolerance="1e-12", kind="stored data")
+
+
+def count(g, column):
+    k, n = int(g[column].sum()), len(g)
+    lo, hi = wilson_interval(k, n)
+    return f"{fraction(k, n)} [{fixed(lo, 2)}, {fixed(hi, 2)}]"
+
+
+table = []
+for (K, p, init), g in runs.groupby(["K", "p", "init"], sort=True):
+    res = bool(g.resolvable.iloc[0])
+    falls = [int((g.fell > f * falling_tol).sum()) for f in (0.5, 1, 2)]
+    table.append((K, p, fixed(g.lam.iloc[0], 3), init, count(g, "at_bigram") if res else "(unresolved)",
+                  count(g, "at_unigram") if res else "(unresolved)",
+                  " ".join(str(v) for v in sorted(g.level)) if res else "",
+                  f"{falls[1]}/{len(g)} ({falls[0]}, {falls[2]})"))
+print(pd.DataFrame(table, columns=["K", "p", "lambda", "init", "reaches entropy rate [95% Wilson]",
+                                   "ends at H(pi) [95% Wilson]", "nearest level m (per seed)",
+                                   "still falling (at half, twice falling_tol)"]).to_string(index=False))
+
+
+def cells_text(side, init, column="at_bigram", with_falling=False):
+    """The per-cell counts of one side and init, for the prose (never pooled)."""
+    parts = []
+    for (K, p), g in runs[(runs.side == side) & (runs.init == init) & runs.resolvable].groupby(["K", "p"]):
+        text = f"{fraction(g[column].sum(), len(g))} at K = {K}, p = {p:g}"
+        if with_falling:
+            text += f" ({fraction((g.fell > falling_tol).sum(), len(g))} still falling)"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+unres_cells = sorted({(int(K), float(p)) for K, p in zip(runs.K[~runs.resolvable], runs.p[~runs.resolvable])})
+_ = glue("unresolved_cells", "; ".join(f"K = {K}, p = {p:g}" for K, p in unres_cells) if unres_cells else "none")
+_ = glue("std_persistent", cells_text("p < p*", "standard"))
+_ = glue("gl_persistent", cells_text("p < p*", "guideline_like"))
+short_p = runs[(runs.side == "p < p*") & runs.resolvable & ~runs.at_bigram]
+rungs = sorted(set(int(v) for v in short_p.K - 1 - short_p.level))
+_ = glue("persistent_short", "none short" if short_p.empty else
+         (f"{rungs[0]} rung below the entropy rate, at L_(K-{rungs[0] + 1})" if rungs == [1] else
+          "between " + " and ".join(str(r_) for r_ in rungs) + " rungs below the entropy rate"))
+sw_std = runs[(runs.side == "p > p*") & (runs.init == "standard") & runs.resolvable]
+_ = glue("std_switching", "; ".join(f"{fraction((~g.at_bigram).sum(), len(g))} at K = {K}, p = {p:g} "
+                                    f"({fraction((g.fell > falling_tol).sum(), len(g))} still falling)"
+                                    for (K, p), g in sw_std.groupby(["K", "p"])))
+_ = glue("gl_switching", cells_text("p > p*", "guideline_like"))
+_ = glue("std_at_unigram", cells_text("p > p*", "standard", "at_unigram"))
+sw = runs[(runs.side == "p > p*") & (runs.init == "standard")]
+unres = sw[~sw.resolvable]
+rel_unres = float(((unres.marginal_entropy - unres.final_loss) / unres.marginal_entropy).abs().max()) if len(unres) else 0.0
+print(f"p > p*, standard init: {fraction(sw.trapped.sum(), len(sw))} runs over all cells have normalized gap > "
+      f"{manifest['trap_threshold']} (the script's first threshold, column trapped); in the unresolved cells every "
+      f"final loss is within {fixed(100 * rel_unres, 1)} % of H(pi)")
+_ = glue("unresolved_near_unigram", f"{fixed(100 * rel_unres, 1)} %")
+n_cell = int(runs.groupby(["K", "p", "init"]).size().max())
+_ = glue("wilson_5of5", f"{n_cell}/{n_cell} is {fixed(wilson_interval(n_cell, n_cell, wilson_lower_z(0.05))[0], 2)}")
+
+# %%
+Ks = sorted(set(runs.K))
+fig, axes = plt.subplots(1, len(Ks), figsize=(4.2 * len(Ks), 3.8), sharey=True)
+axes = np.atleast_1d(axes)
+styles = {"standard": dict(marker="o", color=plotting.NEUTRAL), "guideline_like": dict(marker="^", color=plotting.MAXIMA)}
+for ax, K in zip(axes, Ks):
+    g = runs[runs.K == K]
+    ps = sorted(set(g.p))
+    for p in ps:
+        L = ladder(K, p)
+        lv = (L - L[-1]) / (L[0] - L[-1])
+        ax.hlines(lv[1:-1], p - 0.012, p + 0.012, color=plotting.SADDLE, lw=1.2)
+    for j, (init, st) in enumerate(styles.items()):
+        h = g[g.init == init]
+        offs = (j - 0.5) * 0.01 + 0.002 * (h.seed - h.seed.mean())
+        gap = (h.final_loss - h.entropy_rate) / (h.marginal_entropy - h.entropy_rate)
+        face = [st["color"] if r else "none" for r in h.resolvable]
+        ax.scatter(h.p + offs, gap, marker=st["marker"], facecolors=face, edgecolors=st["color"], s=26,
+                   label=init.replace("_", "-") + " init")
+    ax.axhline(0, color=plotting.GLOBAL, ls="--", lw=1.2, label="entropy rate (bigram)")
+    ax.axhline(1, color=plotting.LOCAL, ls=":", lw=1.4, label="H(pi) = log K (unigram)")
+    ax.axvline(ms.iid_point(K), color="k", lw=0.8, alpha=0.5)
+    ax.set_title(f"K = {K}, p* = {fixed(ms.iid_point(K), 3)}")
+    ax.set_xlabel("p (switching probability)")
+axes[0].set_ylabel("(loss at step 500 - entropy rate) / (log K - entropy rate)")
+axes[0].legend(loc="upper left", fontsize=7.5)
+fig.suptitle("K-state chains after 500 Adam steps (stored grid, 5 seeds per cell; yellow ticks: plateaus L_m; "
+             "hollow: unresolved cell)", fontsize=10)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# **Reading the diagram, cell by cell.** On the persistent side ($p < p^*$) the unigram set is a saddle at small
+# weights ({prf:ref}`beyond-cor-small-init`); the standard init reaches the entropy rate in
+# {glue:text}`std_persistent`, the guideline-like init in {glue:text}`gl_persistent` (the runs short of it end
+# {glue:text}`persistent_short`). On the switching side ($p > p^*$), where the corollary makes the unigram set a minimum
+# along every centred embedding direction, the standard init has not reached the entropy rate after 500 steps in
+# {glue:text}`std_switching`; it ends at $H(\pi)$ itself in {glue:text}`std_at_unigram`, so where the plateaus can be
+# told apart it sits on a rung $L_m$ of the ladder below the top. In the unresolved cells
+# ({glue:text}`unresolved_cells`) every final loss is within {glue:text}`unresolved_near_unigram` of $H(\pi)$. The
+# guideline-like init reaches the entropy rate on the switching side in {glue:text}`gl_switching`.
+#
+# What the data show is *slower learning* from the standard initialization on the switching side: 500 Adam steps
+# end on a plateau of partial predictors, and several of those curves are still falling at step 500. By
+# themselves they do not show a trap: Sec. 3b runs the same grid ten times longer, with plain SGD beside Adam. The switching side narrows as
+# $K$ grows ($p^* \to 1$), and there the delay costs little: at most $\log\frac{K}{K-1}$ nats.
+
+# %% [markdown]
+# **Re-executed slice.** The stored runs are deterministic only up to rounding: re-executing them (one thread, the
+# manifest's settings) reproduces the stored held-out losses bit for bit in most runs and to a few float32 rounding
+# units in the others over the first 50 steps, after which the differences grow (Adam amplifies them). So the slice
+# is compared over that deterministic prefix only: every stored seed of the cell (`slice_K`, `slice_p`), both inits,
+# is re-executed for `slice_prefix` steps, and its held-out losses at steps 0 and 50 must match the stored curve
+# within `slice_tol` (four times the largest difference measured over the first 50 steps of all 120 stored runs, in
+# both numeric configurations of CI). Beyond the prefix the runs are not compared with the stored ones (a run in
+# transit between two rungs at step 500 can end on either, depending on rounding). The seed `slice_seed` is trained
+# live for all 500 steps, both inits; a run that has *settled* (its held-out loss moved by less than `falling_tol`
+# over its last 100 steps) sits on its nearest level $L_m$, and its predictions, read out by the current symbol
+# $x_n$, are compared with the lumped predictor of that level (best choice of the $m$ resolved states): a settled
+# run predicts like that predictor. A run still falling at step 500 is in transit and is not read out. This read-out
+# claim is stated for $K = 3$: at $K = 5$ after 500 steps a standard run is near the plateau predictor but not on it
+# (a review re-executed $K = 5$, $p = 0.98$, seed 2 and found a total variation above 0.05, the rows not yet
+# settled).
+
+# %%
+cell = runs[(runs.K == slice_K) & np.isclose(runs.p, slice_p)]
+if cell.empty or slice_seed not in set(cell.seed):
+    raise ValueError(f"(slice_K, slice_p, slice_seed) = {(slice_K, slice_p, slice_seed)} is not a stored cell and "
+                     f"seed; stored K {sorted(set(runs.K))}, p {sorted(set(runs.p))}, seeds {sorted(set(runs.seed))}")
+if slice_prefix > settings["steps"]:
+    raise ValueError(f"slice_prefix must be at most the stored {settings['steps']} steps, got {slice_prefix}")
+rate_s, marg_s = ms.symmetric_entropy_rate(slice_K, slice_p), ms.symmetric_marginal_entropy(slice_K)
+L_s = ladder(slice_K, slice_p)
+sampler_s = ms.symmetric_sampler(slice_K, slice_p)
+
+
+def stored_curve(init, s_):
+    h = curves[(curves.K == slice_K) & np.isclose(curves.p, slice_p) & (curves.init == init) & (curves.seed == s_)]
+    return h.set_index("step").loss
+
+
+def lumped_predictor(K, p, resolved):
+    """Rows: the law of x_{n+1} given x_n for the predictor resolving the states in `resolved`."""
+    P = ms.symmetric_kernel(K, p)
+    rest = [k for k in range(K) if k not in resolved]
+    Q = P.copy()
+    Q[rest] = P[rest].mean(axis=0)
+    return Q
+
+
+def tv_text(tv):
+    """A trained run's total variation (500 Adam steps: printed coarsely), as the bound of the next multiple of 0.01
+    above it, or at 3 decimals where that bound would reach the tolerance."""
+    lim = math.ceil(tv / 0.01 + 1e-9) * 0.01
+    return bound(tv, lim) if lim < tv_tol else fixed(tv, 3)
+
+
+prefix_dev, tv_worst, read = 0.0, 0.0, []
+old_threads = torch.get_num_threads()
+torch.set_num_threads(1)  # the stored runs used one thread
+try:
+    for init in kt.KSTATE_INITS:
+        for s_ in sorted(set(cell.seed)):
+            full = s_ == slice_seed
+            r = kt.train_kstate(sampler_s, slice_K, rate_s, marg_s, init=init, seed=s_,
+                                **{**settings, "steps": settings["steps"] if full else slice_prefix})
+            st = stored_curve(init, s_)
+            prefix_dev = max(prefix_dev, *(abs(v - st[step]) for step, v in r["history"] if step <= slice_prefix))
+            if not full:
+                continue
+            hist = dict(r["history"])
+            level = int(np.argmin(np.abs(L_s - r["final_loss"])))
+            if hist[settings["steps"] - 100] - r["final_loss"] > falling_tol:
+                print(f"{init:15s} seed {s_}: still falling at step {settings['steps']} (nearest level m = {level}), "
+                      f"in transit: not read out")
+                continue
+            # read-out: mean predicted law of x_{n+1} given x_n on fresh sequences
+            x = ms.symmetric_chain(slice_K, slice_p).sample(256, settings["length"] + 1, seed=seed + 77,
+                                                            backend="torch")
+            with torch.no_grad():
+                prob = torch.softmax(r["model"](x[:, :-1]).double(), dim=-1)
+            ctx = x[:, :-1]
+            Qhat = np.stack([prob[ctx == k].mean(dim=0).numpy() for k in range(slice_K)])
+            tv = min(0.5 * np.abs(Qhat - lumped_predictor(slice_K, slice_p, S)).sum(axis=1).max()
+                     for S in itertools.combinations(range(slice_K), level))
+            tv_worst = max(tv_worst, tv)
+            read.append(f"{init.replace('_', '-')} on L_{level}")
+            print(f"{init:15s} seed {s_}: settled on level m = {level} of {slice_K - 1} at step {settings['steps']}; "
+                  f"read-out vs lumped predictor L_{level}: total variation {tv_text(tv)}")
+finally:
+    torch.set_num_threads(old_threads)
+n_prefix = 2 * len(set(cell.seed))
+print(f"first {slice_prefix} steps of {n_prefix} stored runs re-executed: largest |held-out loss - stored| "
+      f"{bound(prefix_dev, 1e-6)}")
+_ = glue("slice_prefix_steps", str(slice_prefix))
+_ = verified.record(f"re-executed slice: the first {slice_prefix} steps match the stored curves", prefix_dev < slice_tol,
+                    check=f"K = {slice_K}, p = {slice_p}, every stored seed, both inits, manifest settings, one thread",
+                    measured=bound(prefix_dev, 1e-6), tolerance=f"{slice_tol:g} nats", kind="stored data")
+_ = verified.record("a settled run on level L_m predicts like the lumped predictor (ladder, beyond-prop-ladder)",
+                    bool(read) and tv_worst < tv_tol,
+                    check=f"seed {slice_seed} trained live for {settings['steps']} steps, the settled runs "
+                          f"({', '.join(read) if read else 'none'}): mean predicted law given x_n vs the closed-form "
+                          "lumped predictor, best resolved set",
+                    measured="total variation " + tv_text(tv_worst), tolerance=f"total variation {tv_tol:g} per row",
+                    kind="same code")
+
+# %%
+fig, ax = plt.subplots(figsize=(6.4, 3.8))
+for init, st in styles.items():
+    for s_, h in curves[(curves.K == slice_K) & np.isclose(curves.p, slice_p) & (curves.init == init)].groupby("seed"):
+        ax.plot(h.step, h.loss, color=st["color"], lw=1, alpha=0.8,
+                label=init.replace("_", "-") + " init (stored seeds)" if s_ == min(curves.seed) else None)
+plotting.yardsticks(ax, rate_s, marg_s)
+for m in range(1, slice_K - 1):
+    ax.axhline(L_s[m], color=plotting.SADDLE, lw=1, label=f"plateau L_{m}" if m == 1 else None)
+ax.set_xlabel("Adam step")
+ax.set_ylabel("held-out loss (nats)")
+ax.set_title(f"K = {slice_K}, p = {slice_p}: held-out loss of the stored runs")
+ax.legend(loc="upper right")
+plt.show()
+g_std = cell[cell.init == "standard"]
+_ = glue("slice_cell_std", f"{fraction((g_std.level == slice_K - 1).sum(), len(g_std))} standard runs at the entropy "
+                           f"rate's level and {fraction((g_std.fell > falling_tol).sum(), len(g_std))} still falling")
+
+# %% [markdown]
+# The stored curves of this cell show the order of events. On the switching side, from the standard initialization
+# every run first sits at $H(\pi)$ for a while and then drops onto a rung of the ladder; at step 500 the cell has
+# {glue:text}`slice_cell_std`. Whether every run eventually reaches the entropy rate is not decided by 500 steps.
+
+
+# %% [markdown]
+# ### 3b. Ten seeds, 5000 steps: Adam, plain SGD and an untied head
+#
+# The 500-step grid above leaves two questions: do the switching-side runs from the standard initialization stay
+# short of the entropy rate, and is that Adam's doing? The stored set `book/data/beyond_two_states/phase_*`
+# (`python tools/run_beyond.py --part phase --workers 2`, manifest `manifest_phase.json`) answers both on the same
+# $(K, p)$ grid, with {glue:text}`phase_n` seeds per cell, ten times the steps (5000, evaluated every 250) and five
+# arms:
+#
+# - Adam (betas $(0.9, 0.95)$, lr $2\cdot 10^{-3}$), tied head $E z + b$, the standard and the guideline-like init
+#   (the 500-step runs' arms, run longer);
+# - plain SGD ($\theta \leftarrow \theta - \eta\nabla$, no momentum, $\eta = 1$), tied, both inits. The rate is the
+#   largest of $\{0.1, 0.3, 1, 3\}$ that was stable in a one-seed pilot of 1000 steps at $K = 3$ and $10$ on both
+#   sides of $p^*$ ($\eta = 3$ diverged from the guideline-like init at $K = 3$);
+# - Adam with an **untied** head: a separate unembedding $U$ (logits $U z + b$, drawn like $E$), the standard init.
+#   The tie $E$ in both the input and the output is what makes the binary model's loss depend on $e^2$, and so what
+#   makes the canonical model's unigram line a critical set; this arm asks whether the K-state trap needs it.
+#
+# Each run is classified at step 5000 by the ladder, as above (`resolution` decides which cells are resolved), and
+# is *still falling* when its held-out loss dropped by more than `falling_tol` over its last `phase_falling_back`
+# steps. **Counts per cell, never pooled.** With {glue:text}`phase_n` seeds a cell's count is not a rate (a stored
+# rate needs 20 runs; a count of {glue:text}`phase_count` has a 95 % Wilson lower end of
+# {glue:text}`phase_wilson_low`), so each claim below says: *in every resolved cell of the side, at least
+# `phase_count` of the seeds*; the table gives every cell's count with its Wilson interval. In honesty about the
+# order: `phase_count` and `phase_falling_back` were fixed after the first seed of nine of the twelve cells had been
+# seen, before the other nine seeds had run; the claims' directions come from the pilot and that first seed. Two
+# claims were restated after five seeds had run: "Adam from the standard init has not reached the entropy rate on
+# the switching side" failed at $K = 3$ (four of five seeds had reached it in both cells), so the claim is now that
+# Adam *leaves* $H(\pi)$, and the counts that reach the entropy rate are reported beside it; and every arm was classified
+# short of the entropy rate in some $K = 10$ seeds, which {prf:ref}`beyond-prop-capacity` explains (derived after that
+# look: no $K = 10$ run can reach it), so the claims of reaching it cover the cells with $K - 1 \le d$ only.
+
+# %%
+phase_manifest = verify_checksums(DATA, "manifest_phase.json")  # every phase file against its sha256
+phase = pd.read_csv(DATA / "phase_runs.csv")
+phase_curves = pd.read_csv(DATA / "phase_curves.csv")
+ps_ = phase_manifest["settings"]
+if not (phase_manifest["provenance"]["complete"] and len(phase) == phase_manifest["runs_planned"]
+        and not phase_manifest["failed_runs"]):
+    raise ValueError(f"the phase set is incomplete: {len(phase)} of {phase_manifest['runs_planned']} runs")
+if phase_falling_back >= ps_["steps"] or phase_falling_back % ps_["eval_every"]:
+    raise ValueError(f"phase_falling_back must be a multiple of {ps_['eval_every']} below {ps_['steps']}, "
+                     f"got {phase_falling_back!r}")
+print(f"stored: {len(phase)} runs ({phase_manifest['provenance']['command']}), {len(phase_manifest['seeds'])} seeds "
+      f"per cell and arm, {ps_['steps']} steps, eval every {ps_['eval_every']}, N = {ps_['length']}, batch "
+      f"{ps_['batch']}; commit {phase_manifest['provenance']['git']['commit'][:7]} (dirty: "
+      f"{phase_manifest['provenance']['git']['dirty']}); wall time {phase_manifest['provenance']['wall_seconds'] / 60:.0f} min")
+ARMS = {("adam", 1, "standard"): "Adam, tied, standard", ("adam", 1, "guideline_like"): "Adam, tied, guideline-like",
+        ("sgd", 1, "standard"): "SGD, tied, standard", ("sgd", 1, "guideline_like"): "SGD, tied, guideline-like",
+        ("adam", 0, "standard"): "Adam, untied, standard"}
+stored_arms = {(a["optimizer"], int(a["tied"]), a["init"]) for a in phase_manifest["arms"]}
+if stored_arms != set(ARMS):
+    raise ValueError(f"the stored arms {sorted(stored_arms)} are not the chapter's {sorted(ARMS)}")
+phase["arm"] = [ARMS[(o, int(t), i)] for o, t, i in zip(phase.optimizer, phase.tied, phase.init)]
+phase["side"] = np.where(phase.lam > 0, "p < p*", "p > p*")
+_last = phase_curves.pivot_table(index=["K", "p", "optimizer", "tied", "init", "seed"], columns="step", values="loss")
+_fell = (_last[ps_["steps"] - phase_falling_back] - _last[ps_["steps"]]).rename("fell")
+phase = phase.join(_fell, on=["K", "p", "optimizer", "tied", "init", "seed"])
+_cls = pd.DataFrame([dict(zip(("at_unigram", "at_bigram", "level", "resolvable"), ladder_class(K, p, x)))
+                     for K, p, x in zip(phase.K, phase.p, phase.final_loss)], index=phase.index)
+phase = pd.concat([phase, _cls], axis=1)
+phase["finite"] = phase.finite.astype(bool)
+phase_col_err = float(max(np.abs(phase.entropy_rate - [ms.symmetric_entropy_rate(k, p) for k, p in zip(phase.K, phase.p)]).max(),
+                          np.abs(phase.lam - [ms.symmetric_eigenvalue(k, p) for k, p in zip(phase.K, phase.p)]).max()))
+_ = verified.record("phase set: complete, checksums match, yardsticks and lambda = the closed forms",
+                    phase_col_err < 1e-12 and bool(phase.finite.all()),
+                    check=f"manifest_phase.json sha256, {len(phase)} of {phase_manifest['runs_planned']} planned runs, "
+                          "every final loss finite, columns entropy_rate and lam",
+                    measured=bound(phase_col_err, 1e-14), tolerance="1e-12", kind="stored data")
+phase_table = []
+for (K, p), cell_ in phase.groupby(["K", "p"], sort=True):
+    for arm in ARMS.values():
+        g = cell_[cell_.arm == arm]
+        res = bool(g.resolvable.iloc[0])
+        phase_table.append((K, p, fixed(g.lam.iloc[0], 3), arm, count(g, "at_bigram") if res else "(unresolved)",
+                            count(g, "at_unigram") if res else "(unresolved)",
+                            "".join(str(v) for v in sorted(g.level)) if res else "",
+                            fraction((g.fell > falling_tol).sum(), len(g))))
+print(pd.DataFrame(phase_table, columns=["K", "p", "lambda", "arm", "reaches entropy rate [95% Wilson]",
+                                         "ends at H(pi) [95% Wilson]", "level m per seed",
+                                         f"still falling over the last {phase_falling_back} steps"]).to_string(index=False))
+
+# %%
+arm_style = {"Adam, tied, standard": dict(marker="o", color=plotting.NEUTRAL),
+             "Adam, tied, guideline-like": dict(marker="^", color=plotting.MAXIMA),
+             "SGD, tied, standard": dict(marker="s", color=plotting.LOCAL),
+             "SGD, tied, guideline-like": dict(marker="v", color=plotting.GLOBAL),
+             "Adam, untied, standard": dict(marker="D", color=plotting.SADDLE)}
+Ks_phase = sorted(set(phase.K))
+fig, axes = plt.subplots(1, len(Ks_phase), figsize=(4.4 * len(Ks_phase), 4.0), sharey=True)
+axes = np.atleast_1d(axes)
+for ax, K in zip(axes, Ks_phase):
+    g = phase[phase.K == K]
+    width = 0.007 * (max(g.p) - min(g.p)) / 0.87
+    for j, (arm, st) in enumerate(arm_style.items()):
+        h = g[g.arm == arm]
+        offs = (j - 2) * width + 0.15 * width * (h.seed - h.seed.mean()) / max(1.0, h.seed.std())
+        face = [st["color"] if r else "none" for r in h.resolvable]
+        ax.scatter(h.p + offs, h.gap, marker=st["marker"], facecolors=face, edgecolors=st["color"], s=18, lw=0.8,
+                   label=arm)
+    ax.axhline(0, color=plotting.GLOBAL, ls="--", lw=1.2, label="entropy rate (bigram)")
+    ax.axhline(1, color=plotting.LOCAL, ls=":", lw=1.4, label="H(pi) = log K (unigram)")
+    ax.axvline(ms.iid_point(K), color="k", lw=0.8, alpha=0.5)
+    ax.set_title(f"K = {K}, p* = {fixed(ms.iid_point(K), 3)}")
+    ax.set_xlabel("p (switching probability)")
+axes[0].set_ylabel(f"(loss at step {ps_['steps']} - entropy rate) / (log K - entropy rate)")
+axes[0].legend(loc="center left", fontsize=7)
+fig.suptitle(f"K-state chains after {ps_['steps']} steps: five arms, {len(phase_manifest['seeds'])} seeds per cell "
+             "(hollow: unresolved cell)", fontsize=10)
+fig.tight_layout()
+plt.show()
+
+# %%
+sw_cells = [(K, max(p for p in set(phase.p[phase.K == K]) if p > ms.iid_point(K))) for K in Ks_phase]
+fig, axes = plt.subplots(1, len(sw_cells), figsize=(4.4 * len(sw_cells), 3.8), sharey=True)
+axes = np.atleast_1d(axes)
+for ax, (K, p) in zip(axes, sw_cells):
+    c = phase_curves[(phase_curves.K == K) & np.isclose(phase_curves.p, p)].copy()
+    rate_c, marg_c = ms.symmetric_entropy_rate(K, p), ms.symmetric_marginal_entropy(K)
+    c["gap"] = (c.loss - rate_c) / (marg_c - rate_c)
+    c["arm"] = [ARMS[(o, int(t), i)] for o, t, i in zip(c.optimizer, c.tied, c.init)]
+    for arm, st in arm_style.items():
+        q = c[c.arm == arm].groupby("step").gap.quantile([0.0, 0.5, 1.0]).unstack()
+        ax.plot(q.index, q[0.5], color=st["color"], marker=st["marker"], ms=3, lw=1.2, label=f"{arm} (median)")
+        ax.fill_between(q.index, q[0.0], q[1.0], color=st["color"], alpha=0.15, lw=0)
+    L = ladder(K, p)
+    ax.hlines(((L - L[-1]) / (L[0] - L[-1]))[1:-1], 0, ps_["steps"], color=plotting.SADDLE, lw=0.8, ls="-.")
+    ax.axhline(0, color=plotting.GLOBAL, ls="--", lw=1.0)
+    ax.axhline(1, color=plotting.LOCAL, ls=":", lw=1.2)
+    ax.set_ylim(-0.1, 1.25)  # the guideline-like init starts far above H(pi) at K = 10 (gap up to ~9 at step 0)
+    ax.set_title(f"K = {K}, p = {p:g} (p > p*)")
+    ax.set_xlabel("step")
+axes[0].set_ylabel("normalized gap (0: entropy rate, 1: H(pi))")
+axes[0].legend(loc="center right", fontsize=7)
+fig.suptitle("The switching side: median and range over the seeds of each arm (dash-dot: the plateaus L_m; "
+             "y clipped at 1.25)",
+             fontsize=10)
+fig.tight_layout()
+plt.show()
+
+# %%
+d_phase = int(ps_["d"])
+phase["capacity"] = phase.K - 1 <= d_phase  # the entropy rate is reachable only when K - 1 <= d (see below)
+# independent check of the step of beyond-prop-capacity: the chain's log-kernel, its rows centred, has rank K - 1
+# (numpy's rank of the matrix built by hand, every stored cell; lambda != 0 there)
+rank_ok = []
+for K, p in sorted(set(zip(phase.K, phase.p))):
+    logP = np.log(np.where(np.eye(K, dtype=bool), 1 - p, p / (K - 1)))
+    sv = np.linalg.svd(logP - logP.mean(axis=1, keepdims=True), compute_uv=False)
+    rank_ok.append(int((sv > 1e-9 * sv[0]).sum()) == K - 1)  # a relative cut far above rounding (1e-15)
+_ = verified.record("the centred log-kernel has rank K - 1 (so reaching the entropy rate needs K - 1 <= d)",
+                    all(rank_ok), check="singular values of log P with centred rows (cut 1e-9 of the largest), every stored (K, p)",
+                    measured=f"{sum(rank_ok)}/{len(rank_ok)} cells with rank K - 1", tolerance="all cells",
+                    kind="independent")
+
+
+def cells_counts(arm, side, column, want=True, reachable=False):
+    """[(K, p, k, n)] over the resolved cells of one side (``reachable``: only K - 1 <= d): k seeds of n with
+    ``column == want``, per cell (never pooled)."""
+    sel = phase[(phase.arm == arm) & (phase.side == side) & phase.resolvable & (phase.capacity | (not reachable))]
+    return [(int(K), float(p), int((g[column] == want).sum()), len(g)) for (K, p), g in sel.groupby(["K", "p"])]
+
+
+def counts_text(rows):
+    return "; ".join(f"{fraction(k, n)} at K = {K}, p = {p:g}" for K, p, k, n in rows)
+
+
+def claim_every_cell(claim, arm, side, column, want=True, reachable=False):
+    """Record a per-cell count claim: it holds in at least phase_count of the seeds of every cell it covers."""
+    rows = cells_counts(arm, side, column, want, reachable)
+    ok = bool(rows) and min(k for *_, k, _ in rows) >= phase_count
+    cover = f"resolved cells with {side}" + (f" and K - 1 <= d = {d_phase}" if reachable else "")
+    verified.record(claim, ok, check=f"{arm}, every {cover}, step {ps_['steps']}, ladder classification",
+                    measured=counts_text(rows), tolerance=f"at least {phase_count} of the cell's seeds, every cell",
+                    kind="stored data")
+    return rows
+
+
+sgd_trap = claim_every_cell("plain SGD from the standard init ends at H(pi) on the switching side",
+                            "SGD, tied, standard", "p > p*", "at_unigram")
+adam_leaves = claim_every_cell("Adam from the standard init (tied) leaves H(pi) on the switching side",
+                               "Adam, tied, standard", "p > p*", "at_unigram", False)
+untied = [claim_every_cell(f"Adam with an untied head reaches the entropy rate ({side}, K - 1 <= d)",
+                           "Adam, untied, standard", side, "at_bigram", reachable=True) for side in ("p < p*", "p > p*")]
+guide = {arm: [claim_every_cell(f"{arm}: reaches the entropy rate ({side}, K - 1 <= d)", arm, side, "at_bigram",
+                                reachable=True) for side in ("p < p*", "p > p*")]
+         for arm in ("Adam, tied, guideline-like", "SGD, tied, guideline-like")}
+persist = {arm: claim_every_cell(f"{arm}: reaches the entropy rate on the persistent side (K - 1 <= d)", arm,
+                                 "p < p*", "at_bigram", reachable=True)
+           for arm in ("Adam, tied, standard", "SGD, tied, standard")}
+_ = glue("phase_sgd_trap", counts_text(sgd_trap))
+_ = glue("phase_adam_leaves", counts_text(adam_leaves))
+_ = glue("phase_adam_reach", counts_text(cells_counts("Adam, tied, standard", "p > p*", "at_bigram")))
+_ = glue("phase_untied_sw", counts_text(untied[1]))
+_ = glue("phase_untied_pe", counts_text(untied[0]))
+_ = glue("phase_gl_adam_sw", counts_text(guide["Adam, tied, guideline-like"][1]))
+_ = glue("phase_gl_sgd_sw", counts_text(guide["SGD, tied, guideline-like"][1]))
+_ = glue("phase_persist_adam", counts_text(persist["Adam, tied, standard"]))
+_ = glue("phase_persist_sgd", counts_text(persist["SGD, tied, standard"]))
+adam_sw = phase[(phase.arm == "Adam, tied, standard") & (phase.side == "p > p*") & phase.resolvable]
+_ = glue("phase_adam_levels", "; ".join(
+    f"levels {''.join(str(v) for v in sorted(g.level))} of {K - 1} at K = {K}, p = {p:g} "
+    f"({fraction((g.fell > falling_tol).sum(), len(g))} still falling)" for (K, p), g in adam_sw.groupby(["K", "p"])))
+over = phase[~phase.capacity & phase.resolvable]
+_ = glue("phase_over_capacity", "; ".join(
+    f"at K = {K}, p = {p:g}: " + ", ".join(f"{arm.replace(', ', ' ')} {fraction(g.at_bigram.sum(), len(g))}"
+                                            for arm, g in cg.groupby("arm", sort=False))
+    for (K, p), cg in over.groupby(["K", "p"])) if len(over) else "none")
+unres_ph = phase[~phase.resolvable & (phase.side == "p > p*")]
+_ = glue("phase_unresolved", "; ".join(
+    f"at K = {K}, p = {p:g}: " + ", ".join(f"{arm.replace(', ', ' ')} {fixed(g.gap.min(), 2)} to {fixed(g.gap.max(), 2)}"
+                                            for arm, g in cg.groupby("arm", sort=False))
+    for (K, p), cg in unres_ph.groupby(["K", "p"])) if len(unres_ph) else "none")
+_ = glue("phase_n", str(len(phase_manifest["seeds"])))
+_ = glue("phase_d", str(d_phase))
+_ = glue("phase_count", f"{phase_count} of {len(phase_manifest['seeds'])}")
+_ = glue("phase_wilson_low", fixed(wilson_interval(phase_count, len(phase_manifest["seeds"]))[0], 2))
+
+# %%
+# The held-out noise. Each run's loss is measured on one fixed batch of eval_batch sequences, drawn with the seed
+# derived from (seed, 0, 1) by numpy's SeedSequence (train_kstate's docstring); the batch is regenerated here. The
+# chain's own law scores it at its plug-in cross-entropy, which differs from the entropy rate by the batch's sampling
+# noise; a run's loss minus that score (a paired comparison, same batch) is free of it.
+own_rate = {}
+for K, p, seed in sorted(set(zip(phase.K, phase.p, phase.seed))):
+    eval_seed = int(np.random.SeedSequence([int(seed), 0, 1]).generate_state(1)[0])
+    x_eval = ms.symmetric_chain(int(K), float(p)).sample(int(ps_["eval_batch"]), int(ps_["length"]) + 1, seed=eval_seed,
+                                                          backend="torch").numpy()
+    log_kernel = np.log(np.where(np.eye(int(K), dtype=bool), 1 - p, p / (K - 1)))  # by hand, not the package's P
+    own_rate[(K, p, seed)] = float(-log_kernel[x_eval[:, :-1], x_eval[:, 1:]].mean())
+phase["batch_rate"] = [own_rate[k] for k in zip(phase.K, phase.p, phase.seed)]
+phase["excess"] = phase.final_loss - phase.batch_rate
+batch_noise = phase.drop_duplicates(["K", "p", "seed"]).assign(noise=lambda f: f.batch_rate - f.entropy_rate)
+noise_sd = batch_noise.groupby(["K", "p"]).noise.std()
+print("held-out batch noise (its chain-law score minus the entropy rate), SD over the seeds of each cell:")
+print("; ".join(f"K = {K}, p = {p:g}: {fixed(v, 3)}" for (K, p), v in noise_sd.items()))
+
+# the batch is the run's own: at the entropy rate (K - 1 <= d, every seed of the arm there) the seed spread of the
+# excess is a small fraction of the raw spread; a different batch would add its noise (ratio about sqrt 2)
+settled = phase[phase.capacity & phase.resolvable].groupby(["K", "p", "arm"]).filter(lambda g: g.at_bigram.all())
+ratios = settled.groupby(["K", "p", "arm"]).apply(
+    lambda g: g.excess.std() / (g.final_loss - g.entropy_rate).std(), include_groups=False)
+_ = verified.record("the regenerated held-out batches are the runs' own", float(ratios.max()) < batch_spread_ratio,
+                    check=f"seed SD of (final loss - the batch's chain-law score) / seed SD of (final loss - entropy rate), "
+                          f"{len(ratios)} cell-arms with every seed at the entropy rate",
+                    measured=f"largest ratio {fixed(ratios.max(), 2)}", tolerance=f"below {batch_spread_ratio:g}",
+                    kind="stored data")
+
+k10 = phase[~phase.capacity]
+# the paired noise: the seed spread of the excess where every seed sits at the entropy rate (pooled variance)
+paired_sd = float(np.sqrt(settled.groupby(["K", "p", "arm"]).excess.var().mean()))
+_ = glue("phase_paired_sd", f"{fixed(paired_sd, 4)} nats")
+_ = glue("phase_k10_margin", f"{k10.excess.min() / paired_sd:.0f}")
+print(f"paired noise (seed SD of the excess in the settled runs, pooled): {fixed(paired_sd, 4)} nats; smallest K = 10 "
+      f"excess {fixed(k10.excess.min(), 4)} nats = {k10.excess.min() / paired_sd:.0f} of those")
+_ = verified.record("K - 1 > d: every stored run ends above the entropy rate on its own held-out batch (beyond-prop-capacity)",
+                    bool((k10.excess > 0).all()),
+                    check=f"final loss - the batch's chain-law score, {len(k10)} runs with K - 1 > d = {d_phase}",
+                    measured=f"smallest excess {fixed(k10.excess.min(), 4)} nats", tolerance="above 0", kind="stored data")
+_ = glue("phase_k10_excess", "; ".join(f"{fixed(g.excess.min(), 3)} to {fixed(g.excess.max(), 3)} nats at K = {K}, p = {p:g}"
+                                       for (K, p), g in k10.groupby(["K", "p"])))
+
+# the classification against the noise: each final loss moved to the entropy rate plus its excess
+_cls_c = pd.DataFrame([dict(zip(("at_unigram", "at_bigram", "level"), ladder_class(K, p, r + x)[:3]))
+                       for K, p, r, x in zip(phase.K, phase.p, phase.entropy_rate, phase.excess)], index=phase.index)
+inside = phase.capacity & phase.resolvable
+flips = int((_cls_c[["at_unigram", "at_bigram", "level"]] != phase[["at_unigram", "at_bigram", "level"]]).any(axis=1)[inside].sum())
+_ = verified.record("K - 1 <= d: the held-out noise changes no classification", flips == 0,
+                    check=f"ladder classification of the noise-corrected final loss, {int(inside.sum())} runs of the resolved "
+                          "cells with K - 1 <= d",
+                    measured=f"{flips} runs change", tolerance="0 runs", kind="stored data")
+phase["at_bigram_corrected"] = _cls_c.at_bigram
+over_c = phase[~phase.capacity & phase.resolvable]
+_ = glue("phase_over_capacity_corrected", "; ".join(
+    f"at K = {K}, p = {p:g}: " + ", ".join(f"{arm.replace(', ', ' ')} {fraction(g.at_bigram_corrected.sum(), len(g))}"
+                                            for arm, g in cg.groupby("arm", sort=False))
+    for (K, p), cg in over_c.groupby(["K", "p"])) if len(over_c) else "none")
+_ = glue("phase_noise_sd", f"{fixed(noise_sd.min(), 3)} to {fixed(noise_sd.max(), 3)} nats")
+
+
+# %% [markdown]
+# ```{prf:proposition} Reaching the entropy rate needs K - 1 <= d
+# :label: beyond-prop-capacity
+#
+# For the symmetric chain with $\lambda \ne 0$, the K-state model with embedding dimension $d$, tied ($E z + b$) or
+# untied ($U z + b$), can predict the next state with the chain's law after every state only if $K - 1 \le d$; for
+# $K - 1 > d$ its loss stays above the entropy rate for every choice of weights.
+# ```
+#
+# ```{prf:proof}
+# The prediction after a context ending in state $k$ has logits $\ell = E z + b$ (or $U z + b$), which lie in
+# $b + \operatorname{range}(E)$ (tied) or $b + \operatorname{range}(U)$ (untied), a space of dimension at most $d$. The chain's law after $k$ has logits
+# $\log P_{k\cdot} = c\,e_k + \log\frac{p}{K-1}\,\mathbf 1$ up to a constant, with $c = \log\frac{(1-p)(K-1)}{p} \ne 0$
+# exactly when $\lambda \ne 0$. If every state's law is matched, $c(e_k - e_1) \in \operatorname{range}(E \text{ or } U) +
+# \operatorname{span}(\mathbf 1)$ for every $k$, so that space is all of $\mathbb R^K$ and $d + 1 \ge K$. The loss
+# equals the entropy rate only if the prediction equals the chain's law after almost every context.
+# ```
+#
+# So the stored $K = 10$ cells ($d$ = {glue:text}`phase_d`) cannot reach the entropy rate in any arm, and no claim
+# of reaching it is made there. The data agree: scored on its own held-out batch against the chain's law on the
+# same batch (which removes the batch's sampling noise, of standard deviation {glue:text}`phase_noise_sd` over the
+# seeds of a cell), every $K = 10$ run ends above the entropy rate, by
+# {glue:text}`phase_k10_excess`; the smallest is {glue:text}`phase_k10_margin` times the paired noise that remains
+# (the seed spread of the same difference in the $K \le 5$ runs that settle at the entropy rate,
+# {glue:text}`phase_paired_sd`; the review measured 0.0004 to 0.0005 nats at $K = 10$, $p = 0.95$, so there the margin is three to four times it).
+# How close the best predictor of rank $d$ comes is not derived here. An outside review computed it numerically
+# (the best logits in an affine subspace of dimension $d = 8$: 0.0107, 0.0136, 0.0019 and 0.0091 nats at
+# $p = 0.135$, 0.54, 0.95 and 0.99; not re-run here) and found the seed means of the settled arms at that floor
+# within the noise; single runs fall on either side of it, by the same noise. The raw counts of $K = 10$ runs nearer $L_{K-1}$ than $L_{K-2}$
+# ({glue:text}`phase_over_capacity`) mix this floor with the held-out noise; corrected for the noise they become
+# {glue:text}`phase_over_capacity_corrected`. Nearer is not at, in either reading.
+#
+# **What the five arms show, cell by cell.** On the switching side, where
+# {prf:ref}`beyond-cor-small-init` makes the unigram set a minimum along every centred embedding direction at small
+# weights:
+#
+# - **plain SGD from the standard init ends at $H(\pi)$**: {glue:text}`phase_sgd_trap`. For plain SGD, as for
+#   gradient flow on the binary chain and for SGD in the full binary model ({doc}`trap_or_plateau`), the unigram set
+#   of the tied model is a trap on this side within 5000 steps;
+# - **Adam from the standard init leaves $H(\pi)$**: {glue:text}`phase_adam_leaves`. It climbs down the ladder of
+#   plateaus ({glue:text}`phase_adam_levels`) and reaches the entropy rate in {glue:text}`phase_adam_reach`: a
+#   plateau, not a trap, at $K = 3$, as for Adam in the binary model, and a slow one. At $K = 5$ no seed reached the
+#   entropy rate: an outside review continued three of those runs to 10000 to 15000 steps, and they stayed on the same
+#   plateau $L_2$ with no drift (not stored, not re-run here), so there the plateau may be a trap for Adam too. The
+#   $K = 3$ counts depend on the horizon: in the same review, three of the runs at $p = 0.967$ reached the entropy
+#   rate between steps 4000 and 5000;
+# - **with an untied head, Adam from the same standard init reaches the entropy rate** where
+#   {prf:ref}`beyond-prop-capacity` allows it: {glue:text}`phase_untied_sw` (persistent side:
+#   {glue:text}`phase_untied_pe`);
+# - **the guideline-like init reaches the entropy rate under either optimizer**: Adam {glue:text}`phase_gl_adam_sw`;
+#   SGD {glue:text}`phase_gl_sgd_sw`.
+#
+# On the persistent side, where the unigram set is a saddle at small weights, the standard init reaches the entropy
+# rate under Adam ({glue:text}`phase_persist_adam`) and under SGD ({glue:text}`phase_persist_sgd`). The switching
+# cells whose plateaus lie closer than `resolution` are not classified; there the normalized gaps at step 5000, per
+# arm over the cell's seeds, are {glue:text}`phase_unresolved`.
+#
+# So the 500-step picture was Adam's, and partly a matter of time: on the switching side the standard init of the
+# tied model is trapped at $H(\pi)$ under plain SGD, while Adam leaves it and descends a ladder of partial
+# predictors, at $K = 3$ mostly to the entropy rate within 5000 steps, at $K = 5$ not. Both the initialization (the
+# guideline-like one learns under SGD too) and the tie (an untied head learns from the standard init under Adam)
+# change the outcome; neither effect is derived here for $K > 2$.
+
+# %% [markdown]
+# **Re-executed phase slice.** Every stored phase run of the cell (`slice_K`, `slice_p`) with a seed in
+# `phase_slice_seeds`, in all five arms, is re-executed for `phase_slice_steps` steps (one thread, the manifest's
+# settings) and its held-out losses at the evaluations up to there are compared with the stored curve. The seeds
+# and steps must lie inside what `python tools/run_slice_prefix.py phase` measured in both numeric configurations of
+# CI (seeds 0 to 2 of every cell and arm, 250 steps: `slice_prefix.csv` of the set); `phase_slice_tol` is fixed from
+# that measurement, printed below.
+
+# %%
+phase_prefix = pd.read_csv(DATA / "slice_prefix.csv")
+_pp = phase_prefix[(phase_prefix.K == slice_K) & np.isclose(phase_prefix.p, slice_p)
+                   & phase_prefix.seed.isin(phase_slice_seeds) & (phase_prefix.step <= phase_slice_steps)]
+measured_seeds = set(phase_prefix.seed)
+if not set(phase_slice_seeds) <= measured_seeds:
+    raise ValueError(f"phase_slice_seeds must be among the seeds whose prefix was measured, {sorted(measured_seeds)}, "
+                     f"got {phase_slice_seeds!r}")
+if phase_slice_steps % ps_["eval_every"] or not 0 < phase_slice_steps <= int(phase_prefix.step.max()):
+    raise ValueError(f"phase_slice_steps must be a multiple of {ps_['eval_every']} in (0, "
+                     f"{int(phase_prefix.step.max())}] (the measured prefix), got {phase_slice_steps!r}")
+measured_agree = float(_pp.loss_diff.max())  # both numeric configurations of CI, these very runs
+print(f"measured by tools/run_slice_prefix.py phase in {sorted(set(phase_prefix.config))}: largest |re-executed - "
+      f"stored| over these runs' first {phase_slice_steps} steps {bound(measured_agree, max(measured_agree * 2, 1e-9))}")
+phase_dev = 0.0
+PHASE_PRINT = 1e-3  # printed bound: above every measured difference (6.8e-4), below the tolerance, stable across configurations
+old_threads = torch.get_num_threads()
+torch.set_num_threads(1)  # the stored runs used one thread
+try:
+    for (opt, tied, init), arm in ARMS.items():
+        for s_ in phase_slice_seeds:
+            row = phase[(phase.K == slice_K) & np.isclose(phase.p, slice_p) & (phase.arm == arm) & (phase.seed == s_)]
+            r = kt.train_kstate(sampler_s, slice_K, rate_s, marg_s, init=init, seed=s_, lr=float(row.lr.iloc[0]),
+                                optimizer=opt, tied=bool(tied), **{**ps_, "steps": phase_slice_steps})
+            st = phase_curves[(phase_curves.K == slice_K) & np.isclose(phase_curves.p, slice_p)
+                              & (phase_curves.optimizer == opt) & (phase_curves.tied == tied)
+                              & (phase_curves.init == init) & (phase_curves.seed == s_)].set_index("step").loss
+            phase_dev = max(phase_dev, *(abs(v - st[step]) for step, v in r["history"]))
+finally:
+    torch.set_num_threads(old_threads)
+print(f"{len(ARMS) * len(phase_slice_seeds)} stored phase runs of K = {slice_K}, p = {slice_p:g} re-executed for "
+      f"{phase_slice_steps} steps: largest |held-out loss - stored| {bound(phase_dev, PHASE_PRINT)}")
+_ = verified.record(f"re-executed phase slice: the first {phase_slice_steps} steps match the stored curves",
+                    phase_dev < phase_slice_tol,
+                    check=f"K = {slice_K}, p = {slice_p:g}, seeds {phase_slice_seeds}, all five arms, one thread",
+                    measured=bound(phase_dev, PHASE_PRINT), tolerance=f"{phase_slice_tol:g} nats", kind="stored data")
+
+# %% [markdown]
+# ## 4. Lag-k switching chains
+#
+# The authors' code also runs higher-order chains. We use the simplest family whose order is exactly $k$
+# and whose yardsticks are closed forms: the **lag-k switching chain** on $K$ states, with $x_1, \dots, x_k$
+# i.i.d. uniform and then $x_n = x_{n-k}$ with probability $1 - p$, otherwise one of the other $K - 1$ states
+# uniformly (`multistate.lag_switching_sample`). For $k = 1$ it is the symmetric chain of Sec. 1.
+#
+# ```{prf:proposition} Yardsticks of the lag-k chain
+# :label: beyond-prop-lag
+#
+# For every $k \ge 1$ the marginals are uniform and the entropy rate is $h(p) + p\log(K-1)$, the loss of the
+# predictor $P(\cdot \mid x_{n+1-k})$. Any predictor that sees only $x_{n-j+1}, \dots, x_n$ with $j < k$ has
+# loss $\log K$; in particular for $k \ge 2$ the bigram (order-1) predictor does no better than the unigram one.
+# ```
+#
+# ```{prf:proof}
+# The residue classes $\{n \equiv c \bmod k\}$ are $k$ independent symmetric chains (each starts uniform and
+# moves with the kernel {eq}`beyond-kernel`). So $x_{n+1}$ given the whole past depends only on $x_{n+1-k}$,
+# with the row entropy $h(p) + p\log(K-1)$, and the marginals stay uniform. The last $j < k$ symbols belong to
+# other classes than $x_{n+1}$, which is independent of them and uniform: loss $\log K$.
+# ```
+#
+# Check: plug-in conditional entropies from samples, given $x_{n+1-k}$ and given $x_n$ (tolerances as in Sec. 1).
+# Then the measured part: the final loss of the single-layer model over the stored lag runs (standard and
+# guideline-like inits, 2 seeds, the Adam settings of Sec. 3, $K = 3$, $p = 0.1$), against $k$, beside the three
+# closed forms: per lag, how many runs end within 0.01 nats of the entropy rate, and the best run.
+
+# %%
+lag_runs = pd.read_csv(DATA / "lag_runs.csv")
+lag_manifest = json.loads((DATA / "manifest_lag.json").read_text())
+K_l, p_l = int(lag_manifest["n_states"]), float(lag_manifest["p"])
+lag_mc = 0.0
+for lag in lag_manifest["lags"]:
+    x = ms.lag_switching_sample(K_l, p_l, lag, mc_batch, mc_length, seed=seed + lag).numpy()
+    y = ms.lag_switching_yardsticks(K_l, p_l, lag)
+    for back, want in ((lag, y["entropy_rate"]), (1, y["bigram"])):
+        L_x = x.shape[1]
+        ratios, _ = mc_ratios(x[:, lag - back:L_x - back], x[:, lag:], K_l, want)
+        lag_mc = max(lag_mc, *ratios)
+print(f"lag-k Monte Carlo: largest |error| / (bias bound + {mc_z:g} standard errors) = {fixed(lag_mc, 1)}")
+_ = verified.record("lag-k yardsticks: entropy rate given x_{n+1-k}, log K given x_n (k >= 2)", lag_mc < 1,
+                    check=f"plug-in conditional entropies, {mc_batch} x {mc_length} samples per lag",
+                    measured=f"largest error / tolerance {fixed(lag_mc, 1)}",
+                    tolerance=f"bias bound + {mc_z:g} standard errors", kind="independent")
+
+rows_l, best, near = [], {}, {}
+rate_l = ms.symmetric_entropy_rate(K_l, p_l)
+for lag, g in lag_runs.groupby("lag"):
+    y = ms.lag_switching_yardsticks(K_l, p_l, int(lag))
+    best[int(lag)] = float(g.final_loss.min())
+    near[int(lag)] = (int((g.final_loss - rate_l < lag1_tol).sum()), len(g))
+    rows_l.append((int(lag), fixed(y["entropy_rate"], 4), fixed(y["bigram"], 4), fixed(y["unigram"], 4),
+                   fixed(best[int(lag)], 4), fraction(*near[int(lag)])))
+print(pd.DataFrame(rows_l, columns=["lag k", "entropy rate", "bigram", "unigram", "best stored loss",
+                                    f"runs within {lag1_tol:g} of the entropy rate"]).to_string(index=False))
+higher = [k for k in best if k >= 2]
+short = min(best[k] - rate_l for k in higher)
+n_higher = int(sum(near[k][1] for k in higher))
+_ = glue("lag1_near", fraction(*near[1]))
+_ = glue("lag_short", f"{fixed(short, 2)} nats over the {n_higher} runs with k >= 2")
+_ = verified.record(f"lag 1: the best stored run ends within {lag1_tol:g} nats of the entropy rate", best[1] - rate_l < lag1_tol,
+                    check=f"stored lag runs ({near[1][1]} at k = 1): best final loss",
+                    measured=f"best excess {fixed(best[1] - rate_l, 4)} nats", tolerance=f"{lag1_tol:g} nats", kind="stored data")
+_ = verified.record(f"lag k >= 2: no stored run comes within {lag_gap:g} nats of the entropy rate at this budget",
+                    short > lag_gap,
+                    check="every stored final loss minus the entropy rate, k in " + str(higher),
+                    measured=f"smallest excess {fixed(short, 2)} nats over {n_higher} runs", tolerance=f"{lag_gap:g} nats",
+                    kind="stored data")
+
+fig, ax = plt.subplots(figsize=(6.0, 3.8))
+ks = sorted(best)
+for init, st in styles.items():
+    h = lag_runs[lag_runs.init == init]
+    ax.scatter(h.lag + (0.08 if init == "standard" else -0.08), h.final_loss, marker=st["marker"],
+               color=st["color"], s=24, label=init.replace("_", "-") + " init")
+ax.plot(ks, [best[k] for k in ks], color="k", lw=1, label="best single-layer loss (measured)")
+ax.axhline(rate_l, color=plotting.GLOBAL, ls="--", lw=1.2, label="entropy rate (every k)")
+ax.plot(ks, [ms.lag_switching_yardsticks(K_l, p_l, k)["bigram"] for k in ks], color=plotting.SADDLE, lw=1.5,
+        ls="-.", label="bigram (order-1) predictor")
+ax.axhline(math.log(K_l), color=plotting.LOCAL, ls=":", lw=1.4, label="unigram log K")
+ax.set_xlabel("lag k")
+ax.set_ylabel("loss (nats)")
+ax.set_title(f"Lag-k switching chains, K = {K_l}, p = {p_l}: stored runs")
+ax.legend(loc="center right", fontsize=7.5)
+plt.show()
+
+# %% [markdown]
+# ## Summary: what was derived and what was only measured
+#
+# *Derived and checked:* the yardsticks of the symmetric K-state family and of the lag-k chains; the i.i.d.
+# point $p^* = (K-1)/K$ as the analogue of $p + q = 1$, with the sign of $\lambda$ in the role of the sign of
+# $1 - p - q$; the unigram critical set $E = 0$ for every $K$ and its Hessian along the embedding, whose sign
+# at small weights is set by $\lambda$; the ladder $L_m$ of lumped predictors; three conservation laws of the
+# full model's gradient flow that do not involve the embedding; the binary model's energy {eq}`beyond-energy` in both
+# half planes. *Not found:* a conserved quantity involving the embedding, and so an analogue of the energy
+# $E(e, w)$ that decides the end point from the initialization.
+#
+# *Measured only, per cell, 10 seeds, 5000 steps (Sec. 3b):* on the switching side plain SGD from the standard
+# init ends at $H(\pi)$ ({glue:text}`phase_sgd_trap`), while Adam from the same init leaves it
+# ({glue:text}`phase_adam_leaves`) and reaches the entropy rate in {glue:text}`phase_adam_reach`; with an untied head
+# Adam reaches the entropy rate from the standard init ({glue:text}`phase_untied_sw`), and the guideline-like init
+# reaches it under Adam ({glue:text}`phase_gl_adam_sw`) and under SGD ({glue:text}`phase_gl_sgd_sw`). For
+# $K - 1 > d$ no arm can reach it ({prf:ref}`beyond-prop-capacity`, derived). These are counts of stored runs per
+# cell, not rates (a stored rate needs 20 runs).
+#
+# *Measured only, per cell, with Adam (not gradient flow) and 5 seeds per cell, 500 steps:* on the persistent side
+# the standard init reaches the entropy rate in {glue:text}`std_persistent` and the guideline-like init in
+# {glue:text}`gl_persistent`; on the switching side the standard init has not reached it in
+# {glue:text}`std_switching`, and the guideline-like init reaches it in {glue:text}`gl_switching`; the trained
+# single-layer loss of lag-k chains comes within 0.01 nats of the entropy rate only for $k = 1$
+# ({glue:text}`lag1_near` runs; for $k \ge 2$ the smallest excess is {glue:text}`lag_short`). These are counts, not
+# claims: with 5 seeds no rate can be established; the 5000-step set above is what settles the switching side.
+
+# %%
+_ = record_results({
+    "K_exact": K_exact,
+    "hessian_rel_err_below_1e-9": bool(rel_err < 1e-9),
+    "small_init_ratio_dev": ratio_dev,
+    "guideline_flip_fraction": sum(flipped) / len(flipped),
+    "slice_prefix_deviation": prefix_dev,
+    "lag1_best_loss": best[1],
+    "phase_sgd_trap_min_count": min(k for *_, k, _ in sgd_trap),
+    "phase_adam_leaves_min_count": min(k for *_, k, _ in adam_leaves),
+    "phase_untied_switching_min_count": min(k for *_, k, _ in untied[1]),
+    "phase_slice_deviation": phase_dev,
+    **verified.summary(),
+})
+
+# %% [markdown]
+# ## What was verified
+#
+# Every claim of this chapter, the check that carries it and its tolerance, generated from the records above
+# (a failed claim stops the chapter where it is checked).
+
+# %%
+verified.table()
