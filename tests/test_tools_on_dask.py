@@ -1,9 +1,12 @@
-"""Every paper-scale tool runs its grid through dask.distributed (tools/stored_runs.py -> markovlib.book.cluster) and
+"""Every paper-scale tool runs its grid through dask.distributed (markovlib.book.runner -> markovlib.book.cluster) and
 writes a manifest with the provenance block; shrunken grids, two worker processes."""
+import ast
 import csv
 import hashlib
 import importlib
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -34,8 +37,39 @@ def test_every_tool_uses_the_shared_dask_engine():
         text = path.read_text()
         assert "run_grid(" in text or "run_all(" in text, f"{path.name} does not run its grid on dask"
         assert "Provenance(" in text, f"{path.name} writes no provenance block"
-    stored = (TOOLS / "stored_runs.py").read_text()
-    assert "from markovlib.book.cluster import run_tasks" in stored and "ThreadPoolExecutor" not in stored
+    shared = (TOOLS.parent / "markovlib" / "book" / "runner.py").read_text()
+    assert "from .cluster import run_tasks" in shared and "ThreadPoolExecutor" not in shared
+
+
+def test_tools_import_the_shared_code_from_the_package_without_sys_path():
+    """The tools' shared code is markovlib.book.runner and markovlib.book.provenance (issue 34): no tool puts a
+    folder on sys.path, and tools/ holds no library module: what a tool imports from tools/ is another tool
+    (run_slice_prefix reads the settings of the sets it re-runs from their tools; Python puts the script's folder
+    on sys.path). The tools run as ``python tools/<tool>.py`` from the repository root, markovlib installed
+    editable."""
+    assert not (TOOLS / "stored_runs.py").exists()
+    helpers = {p.stem for p in TOOLS.glob("*.py") if not p.name.startswith("run_")}
+    for path in sorted(TOOLS.glob("*.py")):
+        text = path.read_text()
+        assert "sys.path" not in text, f"{path.name} changes sys.path"
+        assert "stored_runs" not in text, f"{path.name} names tools/stored_runs.py"
+        imported = set()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                imported.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                imported.add(node.module.split(".")[0])
+        assert not imported & helpers, f"{path.name} imports a helper of tools/: {imported & helpers}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(p.name for p in TOOLS.glob("run_*.py")))
+def test_every_tool_runs_as_a_script_from_the_repository_root(name):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}  # this checkout's markovlib, as when installed
+    done = subprocess.run([sys.executable, f"tools/{name}", "--help"], cwd=TOOLS.parent, capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith(f"usage: {name}")
 
 
 @pytest.mark.slow

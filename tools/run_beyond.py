@@ -12,7 +12,7 @@ exact command, settings, seeds, package versions, git commit and dirty flag, CPU
 ``--part phase``: the same (K, p) grid, longer (PHASE_SETTINGS: 5000 steps) and SEEDS_PHASE seeds, for the arms
 PHASE_ARMS: Adam and plain SGD (tied head) for both inits and Adam with the untied head (a separate unembedding
 matrix) for the standard init; writes phase_runs.csv, phase_curves.csv (every 250 steps) and manifest_phase.json.
-Every run is one dask task (tools/stored_runs.py) on one CPU thread; deterministic. The files are rewritten as runs
+Every run is one dask task (markovlib.book.runner) on one CPU thread; deterministic. The files are rewritten as runs
 finish (in the grid's order, seeds outermost), so a partial grid still covers every cell; a run that fails (after
 its retries when a worker dies) is listed in the manifest's ``failed_runs`` and the tool exits with status 1.
 """
@@ -22,9 +22,8 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import Provenance, add_cluster_arguments, run_grid, versions  # noqa: E402
+from markovlib.book.provenance import Provenance, versions
+from markovlib.book.runner import add_cluster_arguments, run_grid
 
 GRID = {3: [0.1, 0.4, 0.833, 0.967], 5: [0.12, 0.48, 0.9, 0.98], 10: [0.135, 0.54, 0.95, 0.99]}
 SETTINGS = dict(d=8, length=64, batch=32, steps=500, lr=2e-3, eval_batch=256, eval_every=50)

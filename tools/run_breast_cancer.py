@@ -8,7 +8,7 @@ It executes the chapter book/topo_breast_cancer.ipynb through papermill with 100
 (width, n_plus) cell and the chapter's protocol (below, passed explicitly and recorded in the manifest); the
 chapter's training cell writes one row per run. The widths are split into parts of two (the chapter needs at least
 two; the smallest with the largest, to even out the work), one papermill execution per part on dask.distributed
-(tools/stored_runs.py: a LocalCluster of ``--workers`` processes, or ``--scheduler``); the rows of every run depend
+(markovlib.book.runner: a LocalCluster of ``--workers`` processes, or ``--scheduler``); the rows of every run depend
 only on (seed, width, init), so the parts' rows, joined in the order of the widths, are the rows of one execution.
 About 15 minutes of CPU (one BLAS thread per part).
 
@@ -27,10 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import Provenance, add_cluster_arguments, run_grid, versions  # noqa: E402
+from markovlib.book.provenance import ROOT, Provenance, versions
+from markovlib.book.runner import add_cluster_arguments, run_grid
 
-ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "book" / "topo_breast_cancer.ipynb"
 PROTOCOL = {"seed": 0, "split_seed": 0, "test_size": 0.3, "widths": [2, 3, 4, 5, 6, 7, 8, 9], "c_abs": 1.0,
             "lr": 0.05, "steps": 1500, "n_inits": 100}

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ENV, ROOT, Provenance, parse_args, run_grid, versions, write_gz  # noqa: E402
+from markovlib.book.provenance import ROOT, Provenance, versions
+from markovlib.book.runner import ENV, parse_args, run_grid, write_gz
 
 OUT = ROOT / "book" / "data" / "escape"
 SEEDS = list(range(20))

@@ -5,7 +5,7 @@
     python tools/run_fig4.py --collect              # only collect the runs finished so far (an interrupted job)
     python tools/run_fig4.py --workers 2 --seeds 5-19 --tag seeds5_19   # more seeds: curves_seeds5_19.csv, ...
 
-The runs go through dask.distributed (tools/stored_runs.py): a LocalCluster of ``--workers`` processes, or the
+The runs go through dask.distributed (markovlib.book.runner): a LocalCluster of ``--workers`` processes, or the
 scheduler at ``--scheduler``. Runs go to ``--work`` (default /tmp/markovlib_fig4), one folder each; a finished run
 (its summary.json exists) is not run again, so an interrupted job resumes where it stopped; a run that fails (after
 its retries when a worker dies) is listed in the manifest's ``failed_runs`` and the tool exits with status 1. Jobs
@@ -25,12 +25,10 @@ the unigram one).
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ROOT, Provenance, parse_args, run_all, train_command, write_curves, write_manifest  # noqa: E402
-
+from markovlib.book.provenance import ROOT, Provenance
+from markovlib.book.runner import parse_args, run_all, train_command, write_curves, write_manifest
 from markovlib.transformer.config import recipe
 from markovlib.transformer.train_cli import cli_arguments
 

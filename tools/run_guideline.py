@@ -4,7 +4,7 @@ cell, run once; the results are committed as data.
     python tools/run_guideline.py --workers 2   # writes book/data/guideline/{runs,curves}.csv.gz, manifest.json
     python tools/run_guideline.py --collect       # only collect the runs finished so far (an interrupted job)
 
-The runs go through dask.distributed like every tool (tools/stored_runs.py: ``--workers``, ``--scheduler``,
+The runs go through dask.distributed like every tool (markovlib.book.runner: ``--workers``, ``--scheduler``,
 ``--allowed-failures``). Each run is one :func:`markovlib.transformer.runs.train_many` configuration exactly as the
 chapter builds it (so the chapter can re-run any stored run live and compare); a finished run is kept as a JSON file
 in ``--work`` (default /tmp/markovlib_guideline) and not run again, so an interrupted job resumes. Failed runs are
@@ -27,11 +27,10 @@ BIGRAM_RATIO to the end of the run, empty if never) and curves.csv.gz (one row p
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ENV, ROOT, Provenance, parse_args, run_grid, versions, write_gz  # noqa: E402
+from markovlib.book.provenance import ROOT, Provenance, versions
+from markovlib.book.runner import ENV, parse_args, run_grid, write_gz
 
 OUT = ROOT / "book" / "data" / "guideline"
 SEEDS = list(range(20))

@@ -6,7 +6,7 @@ as data.
     python tools/run_lowrank.py --workers 2 --seeds 3-9 --tag seeds3_9              # more seeds, a part of its own
     python tools/run_lowrank.py --workers 2 --seeds 0-9 --noise 1e-5 --tag perturbed  # the perturbed rank-one start
 
-The runs go through dask.distributed like every tool (tools/stored_runs.py: ``--workers``, ``--scheduler``,
+The runs go through dask.distributed like every tool (markovlib.book.runner: ``--workers``, ``--scheduler``,
 ``--allowed-failures``); failed runs are listed in the manifest's ``failed_runs`` and the tool exits with status 1.
 
 Settings (reference Sec. 7; markovlib.transformer.config.RECIPES["sec51_sgd"]): chain p = 0.2, q = 0.3, N = 1024, d = 8,
@@ -29,15 +29,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ROOT, Provenance, parse_args, run_all, train_command, write_curves, write_manifest  # noqa: E402
-
+from markovlib.book.provenance import ROOT, Provenance
+from markovlib.book.runner import parse_args, run_all, train_command, write_curves, write_manifest
 from markovlib.transformer.config import RANK_COLUMNS, recipe
 from markovlib.transformer.train_cli import cli_arguments
 

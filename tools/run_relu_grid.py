@@ -29,16 +29,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ROOT, Provenance, add_cluster_arguments, run_grid  # noqa: E402
-
+from markovlib.book.provenance import ROOT, Provenance
+from markovlib.book.runner import add_cluster_arguments, run_grid
 from markovlib.richlazy.relu_batch import METRICS  # noqa: E402
 from markovlib.richlazy.relu_grid import PAPER, schedule, settings_check, train_grid  # noqa: E402
 

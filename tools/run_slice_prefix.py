@@ -34,13 +34,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stored_runs import ROOT, Provenance, add_cluster_arguments, run_grid  # noqa: E402
+from markovlib.book.provenance import ROOT, Provenance
+from markovlib.book.runner import add_cluster_arguments, run_grid
 
 DATA = ROOT / "book" / "data"
 # the guideline chapter's slice keys: (experiment, p, q, init, optimizer)
