@@ -244,3 +244,24 @@ def test_declared_parameters_check_every_value_and_render_their_table():
         spec.check({k: v for k, v in good.items() if k != "lr"})
     with pytest.raises(ValueError, match="params rule"):
         params.declare(x=3)
+
+
+def test_summary_markdown_puts_the_glued_values_and_plain_references_in_place_of_the_roles():
+    from markovlib.book.glue import summary_markdown
+
+    text = ("1. The drift stays below {glue:text}`drift_bound` ({prf:ref}`thm-2`, {doc}`markov_data`, "
+            "{cite:t}`makkuva2024local`; [Sec. 3](#sec-energy)); {glue:text}`missing` is left.")
+    out = summary_markdown(text, {"drift_bound": "< 1e-7"})
+    assert out == ("1. The drift stays below < 1e-7 (thm-2, markov_data, makkuva2024local; Sec. 3); "
+                   "[missing: not computed in this run] is left.")
+    assert "{" not in out and "`" not in out
+
+
+def test_summary_reads_a_chapters_own_summary():
+    from markovlib.book.glue import summary
+
+    md = summary("markov_data", values={}).data
+    assert md.startswith("**What this chapter shows, with this run's numbers**")
+    assert "{glue:text}" not in md and "{prf:ref}" not in md and "{cite:" not in md
+    with pytest.raises(ValueError, match="chapter must"):
+        summary("no_such_chapter")

@@ -54,7 +54,7 @@ def metrics(path) -> dict:
     sizes = [len(c.source.splitlines()) for c in code]
     hidden = [("hide-input" in c.metadata.get("tags", [])) for c in code]
     first_md = next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
-    intro = "\n".join(l for l in first_md.split("\n## ")[0].splitlines() if not l.startswith("# "))
+    intro = "\n".join(line for line in first_md.split("\n## ")[0].splitlines() if not line.startswith("# "))
     return {"chapter": Path(path).stem, "code_lines": sum(sizes),
             "visible_lines": sum(s for s, h in zip(sizes, hidden) if not h), "cells": len(sizes),
             "median_cell": statistics.median(sizes) if sizes else 0, "largest_cell": max(sizes, default=0),
