@@ -1,6 +1,7 @@
 """The batched trainer of two-layer ReLU networks (markovlib.richlazy.relu_batch): it reproduces relu_networks'
 single runs to rounding, a batch equals its members trained alone, and its metrics equal the package's
-per-network definitions; torch autograd is the independent reference for the training itself."""
+per-network definitions; torch autograd is the independent reference for the training itself. The float32 option
+and the torch backend against the float64 numpy runs (the CUDA comparison: tests/test_gpu.py)."""
 import numpy as np
 import pytest
 import torch
@@ -122,7 +123,9 @@ def test_bad_arguments_raise_value_errors_naming_them():
     cases = [(dict(lr=-1.0), "lr"), (dict(lr=np.ones(5)), "lr"), (dict(checkpoints=[3, 2]), "checkpoints"),
              (dict(gamma=2.0), "gamma"), (dict(eta_a=0.0), "eta_a"), (dict(y=y[:-1]), "y"),
              (dict(W0=W0[..., :-1]), "W0"), (dict(X_test=p["X_test"]), "X_test"), (dict(block=0), "block"),
-             (dict(a0=np.full_like(a0, np.nan)), "a0")]
+             (dict(a0=np.full_like(a0, np.nan)), "a0"), (dict(dtype="float16"), "dtype.*float32"),
+             (dict(dtype=np.float32), "dtype"), (dict(backend="jax"), "backend.*numpy"),
+             (dict(device="gpu"), "device.*cuda"), (dict(device="cuda"), "backend='torch'")]
     for change, name in cases:
         kw = dict(X=X, y=y, a0=a0, W0=W0, lr=lr, checkpoints=CPS)
         kw.update(change)
@@ -130,3 +133,60 @@ def test_bad_arguments_raise_value_errors_naming_them():
             train_networks(**kw)
     with pytest.raises(ValueError, match="seed axis"):
         train_networks(np.stack([X, X]), np.stack([y, y]), a0, W0, lr, CPS)
+
+
+def test_float32_agrees_with_float64_on_a_slice():
+    """float32 steps against float64 on the slice of _problem (d = 6, n = 40, h = 10, 4 tau x 3 delta, 300 steps),
+    numpy and torch: measured (this machine, OpenBLAS and MKL), as max |x32 - x64| / max |x64| over the slice, a_t
+    7.5e-7 and W_t 6.0e-7, train loss 8.9e-7, test loss 9.5e-7, kernel distance 3.7e-7, parameter distance 1.5e-7,
+    and no activation-pattern entry differs (a 1e-7 relative change of W0 in float64 moves them by 1e-8 to 1e-7 and
+    flips no entry either: the slice is not at a kink). Tolerance 1e-5: 10x the largest, for other BLAS kernels;
+    the Hamming distance within one entry of the n h of a network. (At the paper's size, d = 100 and n = 1000, the
+    differences are far larger: ``bench relu-grid`` prints W's; float32 is for runs whose claims' margins are far
+    above the differences measured at their size.)"""
+    p, lr = _problem()
+    kw = dict(X_test=p["X_test"], y_test=p["y_test"], keep_weights=True)
+    ref = train_networks(p["X"], p["y"], p["a0"], p["W0"], lr, CPS, **kw)
+    for backend in ("numpy", "torch"):
+        res = train_networks(p["X"], p["y"], p["a0"], p["W0"], lr, CPS, dtype="float32", backend=backend,
+                             device="cpu", **kw)
+        assert all(res[k].dtype == ref[k].dtype and res[k].shape == ref[k].shape for k in ref)
+        for m in ("a_t", "W_t", "train_loss", "test_loss", "kernel_distance", "param_distance"):
+            rel = np.max(np.abs(res[m] - ref[m])) / np.max(np.abs(ref[m]))
+            assert 0 < rel < 1e-5, (backend, m, rel)   # > 0: the steps did run in float32
+        assert np.max(np.abs(res["hamming"] - ref["hamming"])) <= 1 / (40 * 10), backend
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.3])
+def test_torch_on_the_cpu_in_float64_equals_numpy(gamma):
+    p, lr = _problem(seed=9)
+    X, y, a0, W0 = (p[k].copy() for k in ("X", "y", "a0", "W0"))
+    kw = dict(X_test=p["X_test"], y_test=p["y_test"], keep_weights=True, gamma=gamma, block=5)
+    ref = train_networks(X, y, a0, W0, lr, CPS, **kw)
+    res = train_networks(X, y, a0, W0, lr, CPS, backend="torch", device="cpu", **kw)
+    assert set(res) == set(ref)
+    for k in ref:
+        assert res[k].dtype == ref[k].dtype and res[k].shape == ref[k].shape, k
+        if k in ("steps", "finite"):
+            assert np.array_equal(res[k], ref[k]), k
+        else:
+            assert np.max(np.abs(res[k] - ref[k])) <= 1e-10 * np.max(np.abs(ref[k])), k
+    # the steps work in place on their own copies: the caller's arrays are untouched
+    assert all(np.array_equal(u, p[k]) for u, k in zip((X, y, a0, W0), ("X", "y", "a0", "W0")))
+
+
+def test_torch_backend_leaves_the_global_generator_alone():
+    p, lr = _problem(seed=10)
+    state = torch.get_rng_state()
+    train_networks(p["X"], p["y"], p["a0"], p["W0"], lr, [0, 5], backend="torch", device="cpu")
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error without CUDA")
+def test_torch_on_cuda_without_cuda_is_a_value_error_and_none_means_the_cpu():
+    p, lr = _problem()
+    with pytest.raises(ValueError, match="CUDA"):
+        train_networks(p["X"], p["y"], p["a0"], p["W0"], lr, CPS, backend="torch", device="cuda")
+    one = train_networks(p["X"], p["y"], p["a0"][1, 1], p["W0"][1, 1], lr[1, 1], [0, 3], backend="torch")
+    ref = train_networks(p["X"], p["y"], p["a0"][1, 1], p["W0"][1, 1], lr[1, 1], [0, 3])
+    assert np.max(np.abs(one["W"] - ref["W"])) < 1e-14

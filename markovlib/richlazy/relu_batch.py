@@ -3,10 +3,12 @@
 The networks of a (seed, tau, delta, ...) grid are stacked: readouts ``a0`` (S, *grid, h) and first layers ``W0``
 (S, *grid, h, d), with each seed's inputs ``X`` (S, n, d) and labels ``y`` (S, n) shared by its grid. Without the
 seed axis (``X`` (n, d)) the leading axes are the grid alone, and one network (``a0`` (h,), ``W0`` (h, d)) is a
-batch of one: the same code. :func:`train_networks` runs full-batch float64 gradient descent on the authors' loss
-L = (1/n) sum_i (f(x_i) - y_i)^2 with the arithmetic of :func:`markovlib.richlazy.relu_networks.gradient_descent`
-(the same products in the same order; only the BLAS blocking of the two matrix products differs, so the runs
-agree to rounding) and records at every checkpoint:
+batch of one: the same code. :func:`train_networks` runs full-batch gradient descent on the authors' loss
+L = (1/n) sum_i (f(x_i) - y_i)^2 with the gradients of :func:`markovlib.richlazy.relu_networks.gradient_descent`
+(the same terms; the BLAS blocking of the two matrix products and where the readout's factor enters differ, so
+float64 runs agree to rounding), in float64 by default, in float32 on request (``dtype``), with numpy or with torch
+on the CPU or CUDA (``backend``, ``device``: :mod:`markovlib.richlazy.relu_torch`), and records at every
+checkpoint, in float64 from the weights whatever the arithmetic of the steps:
 
 - ``train_loss``, and ``test_loss`` on (``X_test``, ``y_test``) when given;
 - ``kernel_distance`` S(0, t) = 1 - <K_0, K_t>_F / (||K_0||_F ||K_t||_F) of the NTK on the training inputs
@@ -23,11 +25,15 @@ beyond rounding (tested).
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..numerics import checks
 
 METRICS = ("train_loss", "test_loss", "kernel_distance", "hamming", "param_distance")
+DTYPES = ("float64", "float32")
+BACKENDS = ("numpy", "torch")
 _ARRAY = 2**17      # doubles in one (n, block * h) array of a block (1 MiB: a core's L2 holds a block's arrays)
 _KERNELS = 2**22    # doubles in one stack of (n, n) kernels of a block (32 MiB)
 _TEST = 2**21       # doubles in one chunk of test pre-activations
@@ -84,10 +90,11 @@ def _inputs(X, y, a0, W0, lr, checkpoints, X_test, y_test, gamma, eta_a, eta_w):
     return (X, y, *flat, X_test, y_test, gamma, eta_a, eta_w), lead, steps
 
 
-def _blocks(S, G, n, h, block, kernel):
-    """Rectangles (seeds, grid points) of at most ``block`` networks (default: sized for the L2 cache); with
-    ``kernel`` at most as many as keep their initial kernels within _KERNELS doubles."""
-    block = max(1, _ARRAY // (n * h)) if block is None else checks.positive_int("block", block)
+def _blocks(S, G, n, h, block, kernel, array=_ARRAY):
+    """Rectangles (seeds, grid points) of at most ``block`` networks (default: ``array`` elements in one (n, block *
+    h) array, sized for the L2 cache); with ``kernel`` at most as many as keep their initial kernels within
+    _KERNELS doubles."""
+    block = max(1, array // (n * h)) if block is None else checks.positive_int("block", block)
     if kernel:
         block = min(block, max(1, _KERNELS // (n * n)))
     gb = min(G, block)
@@ -103,18 +110,20 @@ class _Block:
     """The networks of seeds ``X`` (Sb, n, d) times grid points (Gb): readouts ``a`` (Sb, Gb, h) and first layers
     stored transposed, ``Wt`` (Sb, d, Gb * h), so that X @ Wt is every pre-activation of the block at once."""
 
-    def __init__(self, X, y, a0, W0, lr, gamma, eta_a, eta_w):
+    def __init__(self, X, y, a0, W0, lr, gamma, eta_a, eta_w, dtype="float64"):
+        dt = np.dtype(dtype)
         self.Sb, self.Gb, self.h = a0.shape
         self.n, self.d = X.shape[1:]
-        self.X, self.XT, self.y, self.g = X, np.ascontiguousarray(np.swapaxes(X, 1, 2)), y, gamma
+        self.X, self.y, self.g = X.astype(dt, copy=False), y.astype(dt, copy=False), gamma
+        self.XT = np.ascontiguousarray(np.swapaxes(self.X, 1, 2))
         self.eta_a, self.eta_w = eta_a, eta_w
         self.a0 = a0
         self.Wt0 = np.ascontiguousarray(W0.transpose(0, 3, 1, 2)).reshape(self.Sb, self.d, self.Gb * self.h)
-        self.a, self.Wt = a0.copy(), self.Wt0.copy()
-        self.la = (lr * eta_a)[..., None]                # (Sb, Gb, 1), as relu_networks: lr * eta_a
-        self.lw = (lr * eta_w)[:, None, :, None]         # (Sb, 1, Gb, 1) against Wt as (Sb, d, Gb, h)
-        self.Z = np.empty((self.Sb, self.n, self.Gb * self.h))   # pre-activations, then activations
-        self.P = np.empty(self.Z.shape, dtype=bool if gamma == 0 else float)   # slopes sigma'(z)
+        self.a, self.Wt = a0.astype(dt), self.Wt0.astype(dt)
+        self.la = (lr * eta_a)[..., None].astype(dt)              # (Sb, Gb, 1), as relu_networks: lr * eta_a
+        self.lw = (lr * eta_w)[:, None, :, None].astype(dt)       # (Sb, 1, Gb, 1) against Wt as (Sb, d, Gb, h)
+        self.Z = np.empty((self.Sb, self.n, self.Gb * self.h), dtype=dt)   # pre-activations, then activations
+        self.P = np.empty(self.Z.shape, dtype=bool if gamma == 0 else dt)   # slopes sigma'(z)
         self.B = np.empty_like(self.Z)
         self.gWt = np.empty_like(self.Wt)
         self.XX = None                                    # X X^T, for the kernels
@@ -123,38 +132,60 @@ class _Block:
         """(Sb, rows, Gb * h) -> (Sb, rows, Gb, h) view."""
         return M.reshape(M.shape[0], M.shape[1], self.Gb, self.h)
 
-    def _activate(self, Z, P):
-        """Z <- sigma(Z) in place, P <- sigma'(Z) (1 above 0, gamma below)."""
+    def _activate(self, Z, P=None):
+        """Z <- sigma(Z) in place; with ``P``, P <- sigma'(Z) (1 above 0, gamma below)."""
+        if P is not None:
+            if self.g == 0:
+                np.greater(Z, 0.0, out=P)
+            else:
+                np.copyto(P, np.where(Z > 0, 1.0, self.g))
         if self.g == 0:
-            np.greater(Z, 0.0, out=P)
             np.maximum(Z, 0.0, out=Z)
         else:
-            np.copyto(P, np.where(Z > 0, 1.0, self.g))
             np.maximum(Z, self.g * Z, out=Z)
 
     def _outputs(self, Z):
         """f (Sb, Gb, rows) from the activations Z (Sb, rows, Gb * h)."""
         return np.matmul(self._4(Z).transpose(0, 2, 1, 3), self.a[..., None])[..., 0]
 
-    def forward(self):
-        """Residuals r = f - y (Sb, Gb, n); leaves the activations in Z and the slopes in P."""
+    def forward(self, slopes=True):
+        """Residuals r = f - y (Sb, Gb, n); leaves the activations in Z and (with ``slopes``) the slopes in P."""
         np.matmul(self.X, self.Wt, out=self.Z)
-        self._activate(self.Z, self.P)
+        self._activate(self.Z, self.P if slopes else None)
         return self._outputs(self.Z) - self.y[:, None, :]
 
     def step(self):
-        """One GD step, as relu_networks._gradients and gradient_descent compute it."""
-        r = self.forward()
+        """One GD step with the gradients of relu_networks._gradients, dL/da = (2/n) sigma(Z)^T r and dL/dW^T =
+        (2/n) (X^T (r sigma'(Z))) a: the factor a_k of neuron k's column scales the (d, h) product rather than the
+        (n, h) array it is summed from (one pass fewer over the largest arrays; the same terms, other rounding)."""
+        r = self.forward(slopes=False)
         c = 2.0 / self.n
         ga = c * np.matmul(self._4(self.Z).transpose(0, 2, 3, 1), r[..., None])[..., 0]
-        B4 = self._4(self.B)
-        np.multiply(np.swapaxes(r, 1, 2)[..., None], self._4(self.P), out=B4)   # r_i sigma'(z_ik)
-        B4 *= self.a[:, None]                                                  # ... times a_k
+        if self.g == 0:
+            np.sign(self.Z, out=self.B)     # sigma'(z) from sigma(z) = max(z, 0) >= 0: 1 above 0, 0 below
+        else:
+            np.copyto(self.B, np.where(self.Z > 0, 1.0, self.g))
+        self._4(self.B)[...] *= np.swapaxes(r, 1, 2)[..., None]            # r_i sigma'(z_ik)
         np.matmul(self.XT, self.B, out=self.gWt)
-        self.gWt *= c
+        gW4 = self.gWt.reshape(self.Sb, self.d, self.Gb, self.h)
+        gW4 *= c * self.a[:, None]                                          # ... times a_k, times 2/n
         self.a -= self.la * ga
-        Wt4 = self.Wt.reshape(self.Sb, self.d, self.Gb, self.h)
-        Wt4 -= self.lw * self.gWt.reshape(Wt4.shape)
+        Wt4 = self.Wt.reshape(gW4.shape)
+        Wt4 -= self.lw * gW4
+
+    def run(self, steps: int):
+        """``steps`` GD steps."""
+        for _ in range(steps):
+            self.step()
+
+    def weights(self):
+        """The current ``a`` (Sb, Gb, h) and ``Wt`` (Sb, d, Gb * h) as float64 arrays (copies)."""
+        return self.a.astype(np.float64), self.Wt.astype(np.float64)
+
+    def set_weights(self, a, Wt):
+        """Put the weights ``a`` (Sb, Gb, h) and ``Wt`` (Sb, d, Gb * h) in place of the current ones."""
+        np.copyto(self.a, a)
+        np.copyto(self.Wt, Wt)
 
     def pattern(self):
         """The activation pattern [z > 0] after :meth:`forward` (bool, (Sb, n, Gb * h)); sigma(z) > 0 iff z > 0."""
@@ -190,16 +221,99 @@ class _Block:
 
 
 # ------------------------------------------------------------------------------------------------------------
+# the checkpoint metrics, in float64
+# ------------------------------------------------------------------------------------------------------------
+class _Metrics:
+    """The metrics of a trained block's networks, computed in float64 numpy from their weights whatever the backend
+    and dtype of the training: sub-block by sub-block (:func:`_blocks`' default size), each a float64 :class:`_Block`
+    that holds the initial weights and is given the current ones. The initial activation patterns are kept; the
+    initial kernels too while the block's fit in _KERNELS doubles (always for the numpy backend's blocks), else
+    they are recomputed at each checkpoint."""
+
+    def __init__(self, X, y, a0, W0, lr, Xt, yt, gamma, eta_a, eta_w, names):
+        self.data, self.par, self.Xt, self.yt, self.names = (X, y, a0, W0, lr), (gamma, eta_a, eta_w), Xt, yt, names
+        (Sb, Gb, h), n = a0.shape, X.shape[1]
+        self.kernel = "kernel_distance" in names
+        self.subs = _blocks(Sb, Gb, n, h, None, self.kernel)
+        self.keep = len(self.subs) == 1 or Sb * Gb * n * n <= _KERNELS
+        self.C0, self.K0 = {}, {}
+
+    def __call__(self, a, Wt) -> dict:
+        """The metrics, (Sb, Gb) arrays, of the networks with weights ``a`` (Sb, Gb, h), ``Wt`` (Sb, d, Gb * h)."""
+        X, y, a0, W0, lr = self.data
+        Sb, Gb, h = a.shape
+        Wt4 = Wt.reshape(Sb, -1, Gb, h)
+        out = {m: np.empty((Sb, Gb)) for m in self.names}
+        for i, (s, g) in enumerate(self.subs):
+            blk = _Block(X[s], y[s], a0[s, g], W0[s, g], lr[s, g], *self.par)
+            if i not in self.C0 or (self.kernel and i not in self.K0):
+                blk.forward()   # the initial pattern and kernels
+                self.C0[i] = blk.pattern()
+                K0 = blk.normalized_kernels() if self.kernel else None
+                if self.keep:
+                    self.K0[i] = K0
+            else:
+                K0 = self.K0.get(i)
+            blk.set_weights(a[s, g], Wt4[s, :, g].reshape(blk.Wt.shape))
+            r = blk.forward()
+            W4, W04 = blk._4(blk.Wt), blk._4(blk.Wt0)
+            vals = {"train_loss": np.mean(r**2, axis=-1),
+                    "hamming": np.mean(blk._4(blk.pattern()) != blk._4(self.C0[i]), axis=(1, 3)),
+                    "param_distance": np.sqrt(np.sum((blk.a - blk.a0) ** 2, axis=-1) +
+                                              np.sum((W4 - W04) ** 2, axis=(1, 3)))}
+            if self.Xt is not None:
+                vals["test_loss"] = blk.test_loss(self.Xt[s], self.yt[s])
+            if self.kernel:
+                (K0, N0), (Kt, Nt) = K0, blk.normalized_kernels()
+                inner = np.sum(K0 * Kt, axis=(-2, -1))
+                # as minimal_model.kernel_distance: two zero kernels are at distance 0, one zero kernel at 1
+                vals["kernel_distance"] = np.where((N0 == 0) & (Nt == 0), 0.0, 1.0 - inner)
+            for m, v in vals.items():
+                out[m][s, g] = v
+        return out
+
+
+# ------------------------------------------------------------------------------------------------------------
 # training
 # ------------------------------------------------------------------------------------------------------------
+def _backend(dtype, backend, device):
+    """Check the arithmetic arguments; returns (dtype name, backend, device: "cpu" or "cuda")."""
+    dtype = np.dtype(checks.choice("dtype", dtype, DTYPES)).name
+    backend = checks.choice("backend", backend, BACKENDS)
+    if device is not None and device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be None, 'cpu' or 'cuda', got {device!r}")
+    if backend == "numpy":
+        if device == "cuda":
+            raise ValueError("device='cuda' needs backend='torch' (the numpy backend runs on the CPU)")
+        return dtype, backend, "cpu"
+    from .relu_torch import resolve_device
+
+    return dtype, backend, resolve_device(device)
+
+
+def _plan(S, G, n, h, block, kernel, dtype, backend, device):
+    """The blocks (seed slice, grid slice) that train_networks steps one after the other, and the class that steps
+    one (called with X, y, a0, W0, lr, gamma, eta_a, eta_w of the block)."""
+    if backend == "numpy":   # cache-sized: _ARRAY doubles' worth of bytes
+        return _blocks(S, G, n, h, block, kernel, _ARRAY * 8 // np.dtype(dtype).itemsize), partial(_Block, dtype=dtype)
+    from .relu_torch import ARRAY, TorchBlock
+
+    return _blocks(S, G, n, h, block, False, ARRAY[device]), partial(TorchBlock, dtype=dtype, device=device)
+
+
 def train_networks(X, y, a0, W0, lr, checkpoints, *, X_test=None, y_test=None, gamma=0.0, eta_a=1.0, eta_w=1.0,
-                   kernel=True, keep_weights=False, block=None, progress=None) -> dict:
-    """Train every network of the batch by full-batch float64 GD: a <- a - lr eta_a dL/da, W <- W - lr eta_w dL/dW.
+                   kernel=True, keep_weights=False, block=None, progress=None, dtype="float64", backend="numpy",
+                   device=None) -> dict:
+    """Train every network of the batch by full-batch GD: a <- a - lr eta_a dL/da, W <- W - lr eta_w dL/dW.
 
     ``X`` (S, n, d) or (n, d), ``y`` its leading axes plus n; ``a0`` (S, *grid, h) or (*grid, h), ``W0`` the same
     plus d (module docstring); ``lr`` broadcasts to the networks' axes; ``checkpoints``: increasing step counts
     >= 0 at which the metrics are recorded. ``block``: most networks trained side by side (default: sized for the
-    cache; any value gives the same runs to rounding). ``progress(done, total)`` is called after each block.
+    cache, or for the device with torch on CUDA; any value gives the same runs to rounding). ``progress(done,
+    total)`` is called after each block. ``dtype``: the arithmetic of the steps, "float64" (default) or "float32";
+    ``backend``: "numpy" (default) or "torch", on ``device`` None (CUDA when torch sees it, else the CPU), "cpu"
+    or "cuda". Whatever the three, the metrics are computed in float64 numpy from the weights at each checkpoint
+    and every array returned is float64.
 
     Returns a dict: ``steps`` (T,), each metric of :data:`METRICS` it computed, shape (T, *lead) with lead the
     networks' axes (``test_loss`` only with X_test, ``kernel_distance`` only with kernel=True); the final ``a``,
@@ -207,6 +321,7 @@ def train_networks(X, y, a0, W0, lr, checkpoints, *, X_test=None, y_test=None, g
     keep_weights, the snapshots ``a_t`` (T, *lead, h) and ``W_t`` (T, *lead, h, d)."""
     (X, y, a0, W0, lr, Xt, yt, g, eta_a, eta_w), lead, steps = _inputs(X, y, a0, W0, lr, checkpoints, X_test,
                                                                         y_test, gamma, eta_a, eta_w)
+    dtype, backend, device = _backend(dtype, backend, device)
     S, G, h = a0.shape
     n, d = X.shape[1:]
     T = len(steps)
@@ -216,40 +331,26 @@ def train_networks(X, y, a0, W0, lr, checkpoints, *, X_test=None, y_test=None, g
     a_end, W_end = np.empty_like(a0), np.empty_like(W0)
     if keep_weights:
         a_t, W_t = np.empty((T,) + a0.shape), np.empty((T,) + W0.shape)
-    blocks = _blocks(S, G, n, h, block, kernel)
+    blocks, stepper = _plan(S, G, n, h, block, kernel, dtype, backend, device)
     for b, (ss, gs) in enumerate(blocks):
-        blk = _Block(X[ss], y[ss], a0[ss, gs], W0[ss, gs], lr[ss, gs], g, eta_a, eta_w)
+        part = (X[ss], y[ss], a0[ss, gs], W0[ss, gs], lr[ss, gs])
+        run = stepper(*part, g, eta_a, eta_w)
+        metrics = _Metrics(*part, None if Xt is None else Xt[ss], None if yt is None else yt[ss], g, eta_a, eta_w,
+                           names)
+        done = 0
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            blk.forward()   # the initial pattern and kernels
-            C0 = blk.pattern()
-            K0, N0 = blk.normalized_kernels() if kernel else (None, None)
-            done = 0
             for t, target in enumerate(steps):
-                for _ in range(target - done):
-                    blk.step()
+                run.run(target - done)
                 done = target
-                Wt4 = blk.Wt.reshape(blk.Sb, d, blk.Gb, h)
-                ok = np.all(np.isfinite(blk.a), axis=-1) & np.all(np.isfinite(Wt4), axis=(1, 3))
-                r = blk.forward()
-                vals = {"train_loss": np.mean(r**2, axis=-1),
-                        "hamming": np.mean(blk._4(blk.pattern()) != blk._4(C0), axis=(1, 3)),
-                        "param_distance": np.sqrt(np.sum((blk.a - blk.a0) ** 2, axis=-1) + np.sum(
-                            (Wt4 - blk.Wt0.reshape(Wt4.shape)) ** 2, axis=(1, 3)))}
-                if Xt is not None:
-                    vals["test_loss"] = blk.test_loss(Xt[ss], yt[ss])
-                if kernel:
-                    Kt, Nt = blk.normalized_kernels()
-                    inner = np.sum(K0 * Kt, axis=(-2, -1))
-                    # as minimal_model.kernel_distance: two zero kernels are at distance 0, one zero kernel at 1
-                    vals["kernel_distance"] = np.where((N0 == 0) & (Nt == 0), 0.0, 1.0 - inner)
-                for m, v in vals.items():
+                a, Wt = run.weights()
+                W = Wt.reshape(run.Sb, d, run.Gb, h).transpose(0, 2, 3, 1)
+                ok = np.all(np.isfinite(a), axis=-1) & np.all(np.isfinite(W), axis=(2, 3))
+                for m, v in metrics(a, Wt).items():
                     out[m][t, ss, gs] = np.where(ok, v, np.nan)
                 fin[ss, gs] &= ok
                 if keep_weights:
-                    a_t[t, ss, gs] = blk.a
-                    W_t[t, ss, gs] = Wt4.transpose(0, 2, 3, 1)
-        a_end[ss, gs] = blk.a
-        W_end[ss, gs] = blk.Wt.reshape(blk.Sb, d, blk.Gb, h).transpose(0, 2, 3, 1)
+                    a_t[t, ss, gs], W_t[t, ss, gs] = a, W
+        a_end[ss, gs], W_end[ss, gs] = a, W
         if progress is not None:
             progress(b + 1, len(blocks))
     res = {"steps": np.array(steps), **{m: v.reshape((T,) + lead) for m, v in out.items()},
