@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -199,11 +200,17 @@ def main(argv=None) -> int:
             return
         s, seeds, _ = dict(todo)[o.key]
         results[o.key], cpu[o.key] = o.value, float(o.value["cpu_seconds"])
-        np.savez(work / f"{o.key}.npz", fingerprint=fingerprint(s, seeds, cps), **o.value)
+        part = work / f"{o.key}.part.npz"  # written whole, then renamed: an interruption leaves no partial task file
+        np.savez(part, fingerprint=fingerprint(s, seeds, cps), **o.value)
+        os.replace(part, work / f"{o.key}.npz")
 
     run_grid(train_grid, todo, args, on_done=on_done)
     name = f"{args.mode}.npz"
-    np.savez_compressed(out / name, **assemble(args.mode, tasks, cps, results))
+    arrays = assemble(args.mode, tasks, cps, results)
+    part = out / f"{name}.part.npz"
+    np.savez_compressed(part, **arrays)
+    os.replace(part, out / name)
+
     s0 = tasks[0][1]
     settings = {k: s0[k] for k in ("h", "n_teacher", "n_test", "base_lr")}
     if args.mode == "grid":
@@ -213,6 +220,8 @@ def main(argv=None) -> int:
                         tau=SIZE_TAUS[0], deltas=SIZE_DELTAS)
     seeds = sorted({sd for _, _, ss in tasks for sd in ss})
     manifest = {"description": __doc__, "mode": args.mode, "settings": settings, "steps": cps[-1],
+                # a task trains its networks to the horizon or leaves nothing: the horizon every finished task reached
+                "horizon_reached": {"steps": int(cps[-1]), "tasks_finished": f"{len(results)}/{len(tasks)}"},
                 "paper_steps": PAPER["steps"], "checkpoints": cps, "seeds": seeds,
                 "lr": "base_lr / tau^2, full-batch float64 gradient descent",
                 "data": "markovlib.richlazy.relu_networks.teacher_student(d, n, h, n_teacher, taus, deltas, seed, "
@@ -223,7 +232,8 @@ def main(argv=None) -> int:
                 "tasks": [[k, ss] for k, _, ss in tasks], "task_cpu_seconds": cpu,
                 "failed_tasks": [[k, e] for k, e in failed.items()],
                 "provenance": prov.block(seeds, [name], complete=not failed and len(results) == len(tasks))}
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    (out / "manifest.json.part").write_text(json.dumps(manifest, indent=1) + "\n")
+    os.replace(out / "manifest.json.part", out / "manifest.json")
     print(f"wrote {out / name} and {out / 'manifest.json'}: {len(results)} of {len(tasks)} tasks, {len(failed)} "
           f"failed; wall {manifest['provenance']['wall_seconds']} s", flush=True)
     return 1 if failed or len(results) < len(tasks) else 0
