@@ -6,8 +6,10 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from markovlib.beyond import drift_drawings  # noqa: E402
-from markovlib.beyond import drift_problems  # noqa: E402
+from markovlib.beyond import (
+    drift_drawings,  # noqa: E402
+    drift_problems,  # noqa: E402
+)
 
 
 def plain_drift(law, h, optimizer, seed=0, betas=(0.9, 0.999), eps=1e-8):
@@ -59,13 +61,15 @@ def test_gd_drift_is_first_order_adam_is_not():
     """Over a fixed time GD's drift shrinks like h (closing-prop-gd); Adam's does not vanish."""
     import matplotlib.pyplot as plt
 
-    small, large, adam = drift_drawings.draw_drift(0.01, "gd"), drift_drawings.draw_drift(0.1, "gd"), drift_drawings.draw_drift(0.01, "adam")
+    small, large = drift_drawings.draw_drift(0.01, "gd"), drift_drawings.draw_drift(0.1, "gd")
+    adam = drift_drawings.draw_drift(0.01, "adam")
     plt.close("all")
     for law in drift_problems.NAMES:
         slope = np.log(large["drift"][law] / small["drift"][law]) / np.log(10.0)
         assert 0.8 < slope < 1.2, (law, slope)
         assert adam["drift"][law] > 5 * small["drift"][law]
-    assert all(small["ends"][law] == drift_problems.N_INITS for law in drift_problems.NAMES)  # small steps end where the theorems say
+    # small steps end where the theorems say
+    assert all(small["ends"][law] == drift_problems.N_INITS for law in drift_problems.NAMES)
     assert all(v == 0 for v in small["diverged"].values())
 
 

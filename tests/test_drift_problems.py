@@ -41,7 +41,8 @@ def test_gradients_against_losses_written_out():
         for t in rng.uniform(-1, 1, size=(3, dim)) + np.r_[[0.0] * (dim - 1), 0.5]:
             assert np.abs(prob.grad(t[None])[0] - fd(loss, t)).max() < 1e-6
             # Noether: grad Q . grad L = 0 (for c_k: each balance along the gradient)
-            dq = (prob.quantity(t[None] + 1e-7 * prob.grad(t[None])) - prob.quantity(t[None] - 1e-7 * prob.grad(t[None])))
+            g = prob.grad(t[None])
+            dq = prob.quantity(t[None] + 1e-7 * g) - prob.quantity(t[None] - 1e-7 * g)
             assert np.abs(dq).max() / 2e-7 < 1e-6
 
 
@@ -59,7 +60,8 @@ def test_minibatch_gradients_keep_the_symmetry():
 def test_energy_hessian_against_finite_differences():
     one = problems()[0]
     for t in (np.array([0.4, 0.7]), np.array([-1.1, -0.3])):
-        H = np.array([fd(lambda s, i=i: fd(lambda r: float(one.quantity(r[None])[0]), s)[i], t, 1e-4) for i in range(2)])
+        E = lambda r: float(one.quantity(r[None])[0])  # noqa: E731
+        H = np.array([fd(lambda s, i=i: fd(E, s)[i], t, 1e-4) for i in range(2)])
         assert np.abs(H - one.hessian(t[None])[0]).max() < 1e-5
 
 
