@@ -271,31 +271,31 @@ def _relu_answer(tau, alpha):
 
 def _drift_answer(h, optimizer):
     """The closing chapter's explorer (closing_drift) by another route than its frame (conservation.run_optimizer):
-    the same problems (drift_drawings.laws: gradients and initializations) run by an optimizer loop written out here
+    the same problems (drift_problems.laws: gradients and initializations) run by an optimizer loop written out here
     (GD, SGD with the documented minibatch draws, Adam with its default constants) to t = 2, and each law's quantity
     written out (E of Lemma 1, delta, the balances c_k); the median drift at t = 2 printed as the frame prints it.
     None where a drift sits within 1 % of a rounding boundary of its one printed digit."""
     import numpy as np
 
-    from markovlib.beyond import drift_drawings as DD
+    from markovlib.beyond import drift_problems
 
     def quantity(law, t):
         if law == "I":
             return t[:, 0] ** 2 - t[:, 1] ** 2 - np.sign(t[:, 1]) * np.log(np.abs(t[:, 1]))
         if law == "II":
             return t[:, 0] ** 2 - (t[:, 1:] ** 2).sum(1)
-        k = DD.WIDTH * DD.D3
-        return (t[:, :k].reshape(-1, DD.WIDTH, DD.D3) ** 2).sum(2) - t[:, k:] ** 2
+        k = drift_problems.WIDTH * drift_problems.D3
+        return (t[:, :k].reshape(-1, drift_problems.WIDTH, drift_problems.D3) ** 2).sum(2) - t[:, k:] ** 2
 
     out = []
     for law in ("I", "II", "III"):
-        spec = DD.laws(0)[law]
-        th = spec["theta0"].copy()
+        spec = drift_problems.laws(0)[law]
+        th = spec.theta0.copy()
         q0, rng = quantity(law, th), np.random.default_rng(0)
         m, v = np.zeros_like(th), np.zeros_like(th)
         for s in range(1, int(round(2.0 / h)) + 1):
-            idx = rng.choice(spec["n_data"], DD.BATCHES[law], replace=False) if optimizer == "sgd" else None
-            g = spec["grad"](th, idx)
+            idx = rng.choice(spec.problem.n_data, spec.batch, replace=False) if optimizer == "sgd" else None
+            g = spec.problem.grad(th, idx)
             if optimizer == "adam":
                 m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
                 g = (m / (1 - 0.9**s)) / (np.sqrt(v / (1 - 0.999**s)) + 1e-8)

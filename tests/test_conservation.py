@@ -5,7 +5,7 @@ import pytest
 import torch
 from scipy.integrate import solve_ivp
 
-from markovlib.beyond import conservation as C
+from markovlib.beyond import conservation
 from markovlib.numerics.numdiff import fd_hessian
 
 RNG = np.random.default_rng(3)
@@ -32,9 +32,9 @@ THETA0 = np.array([[0.8, 0.3, -0.2, 0.5], [-0.4, 0.9, 0.1, -0.3]])
 def test_gd_step_is_second_order_exactly():
     g = neuron_grad(THETA0)
     h = 0.05
-    run = C.run_optimizer(neuron_grad, THETA0, h, 1, quantity=delta)
+    run = conservation.run_optimizer(neuron_grad, THETA0, h, 1, quantity=delta)
     S = np.diag([2.0, -2.0, -2.0, -2.0])  # hess of delta
-    pred = C.second_order_change(S, g, h)
+    pred = conservation.second_order_change(S, g, h)
     assert np.allclose(run.quantity[1] - run.quantity[0], pred, rtol=1e-10, atol=1e-15)
 
 
@@ -45,7 +45,7 @@ def test_second_order_change_nonquadratic():
     gE = np.array([2 * th[0], -2 * th[1] - 1 / th[1]])
     g = np.array([-gE[1], gE[0]])
     H = fd_hessian(E, th)
-    rem = [abs(E(th - h * g) - E(th) - C.second_order_change(H, g, h)) for h in (1e-2, 5e-3)]
+    rem = [abs(E(th - h * g) - E(th) - conservation.second_order_change(H, g, h)) for h in (1e-2, 5e-3)]
     assert 6 < rem[0] / rem[1] < 10  # ~ 2^3
 
 
@@ -53,14 +53,15 @@ def test_gd_drift_is_first_order_and_sgd_too():
     hs = [0.04, 0.02, 0.01]
     T = 2.0
     for opt in ("gd", "sgd"):
-        dr = [C.run_optimizer(neuron_grad, THETA0, h, int(round(T / h)), quantity=delta, optimizer=opt, n_data=12,
+        dr = [conservation.run_optimizer(neuron_grad, THETA0, h, int(round(T / h)), quantity=delta, optimizer=opt,
+                                         n_data=12,
                               batch=4, seed=1).final_drift().max() for h in hs]
-        assert 0.85 < C.loglog_slope(hs, dr) < 1.15, opt
+        assert 0.85 < conservation.loglog_slope(hs, dr) < 1.15, opt
 
 
 def test_adam_matches_torch_and_breaks_at_first_order():
     h, n, lam = 0.01, 30, 0.1
-    run = C.run_optimizer(neuron_grad, THETA0, h, n, quantity=delta, optimizer="adam", weight_decay=lam,
+    run = conservation.run_optimizer(neuron_grad, THETA0, h, n, quantity=delta, optimizer="adam", weight_decay=lam,
                           record_every=1)
     # independent reference: torch.optim.Adam (coupled L2 weight decay) on the same loss
     th = torch.tensor(THETA0, requires_grad=True)
@@ -74,9 +75,9 @@ def test_adam_matches_torch_and_breaks_at_first_order():
         opt.step()
     assert np.abs(run.theta[-1] - th.detach().numpy()).max() < 1e-10
     hs = [0.02, 0.01, 0.005]
-    dr = [C.run_optimizer(neuron_grad, THETA0, h, int(round(1.0 / h)), quantity=delta,
+    dr = [conservation.run_optimizer(neuron_grad, THETA0, h, int(round(1.0 / h)), quantity=delta,
                           optimizer="adam").final_drift().max() for h in hs]
-    assert abs(C.loglog_slope(hs, dr)) < 0.3
+    assert abs(conservation.loglog_slope(hs, dr)) < 0.3
 
 
 def test_decay_law_against_independent_integration():
@@ -87,38 +88,40 @@ def test_decay_law_against_independent_integration():
 
     sol = solve_ivp(rhs, (0, 2.0), THETA0[0], rtol=1e-11, atol=1e-13, t_eval=[0.5, 1.0, 2.0])
     got = delta(sol.y.T)
-    assert np.allclose(got, C.decay_law(delta(THETA0[:1])[0], lam, sol.t), rtol=1e-8, atol=1e-10)
+    assert np.allclose(got, conservation.decay_law(delta(THETA0[:1])[0], lam, sol.t), rtol=1e-8, atol=1e-10)
     # and GD with weight decay approaches it at O(h)
     errs = []
     for h in (0.02, 0.01):
-        run = C.run_optimizer(neuron_grad, THETA0[:1], h, int(round(2.0 / h)), quantity=delta, weight_decay=lam)
-        errs.append(abs(run.quantity[-1, 0] - C.decay_law(run.quantity[0, 0], lam, 2.0)))
+        run = conservation.run_optimizer(neuron_grad, THETA0[:1], h, int(round(2.0 / h)), quantity=delta,
+                                         weight_decay=lam)
+        errs.append(abs(run.quantity[-1, 0] - conservation.decay_law(run.quantity[0, 0], lam, 2.0)))
     assert 1.6 < errs[0] / errs[1] < 2.4
 
 
 def test_sgd_reproducible_and_divergence_frozen():
-    a = C.run_optimizer(neuron_grad, THETA0, 0.05, 20, quantity=delta, optimizer="sgd", n_data=12, batch=3, seed=5)
-    b = C.run_optimizer(neuron_grad, THETA0, 0.05, 20, quantity=delta, optimizer="sgd", n_data=12, batch=3, seed=5)
+    kw = dict(quantity=delta, optimizer="sgd", n_data=12, batch=3, seed=5)
+    a = conservation.run_optimizer(neuron_grad, THETA0, 0.05, 20, **kw)
+    b = conservation.run_optimizer(neuron_grad, THETA0, 0.05, 20, **kw)
     assert np.array_equal(a.theta, b.theta)
     quad = lambda t, idx: t * np.array([1.0, 100.0])  # noqa: E731  - h = 0.1 is unstable in the 2nd coordinate
-    r = C.run_optimizer(quad, np.array([[1.0, 1.0], [1.0, 0.0]]), 0.1, 400, quantity=lambda t: (t**2).sum(1))
+    r = conservation.run_optimizer(quad, np.array([[1.0, 1.0], [1.0, 0.0]]), 0.1, 400, quantity=lambda t: (t**2).sum(1))
     assert r.diverged.tolist() == [True, False]
     assert np.all(np.isfinite(r.theta)) and not np.any(np.isnan(r.quantity))
 
 
 def test_loglog_slope_and_checks():
-    assert abs(C.loglog_slope([1, 2, 4], [3, 6, 12]) - 1) < 1e-12
+    assert abs(conservation.loglog_slope([1, 2, 4], [3, 6, 12]) - 1) < 1e-12
     with pytest.raises(ValueError, match="optimizer"):
-        C.run_optimizer(neuron_grad, THETA0, 0.1, 1, quantity=delta, optimizer="rmsprop")
+        conservation.run_optimizer(neuron_grad, THETA0, 0.1, 1, quantity=delta, optimizer="rmsprop")
     with pytest.raises(ValueError, match="h must"):
-        C.run_optimizer(neuron_grad, THETA0, 0.0, 1, quantity=delta)
+        conservation.run_optimizer(neuron_grad, THETA0, 0.0, 1, quantity=delta)
     with pytest.raises(ValueError, match="batch"):
-        C.run_optimizer(neuron_grad, THETA0, 0.1, 1, quantity=delta, optimizer="sgd", n_data=3, batch=4)
+        conservation.run_optimizer(neuron_grad, THETA0, 0.1, 1, quantity=delta, optimizer="sgd", n_data=3, batch=4)
     with pytest.raises(ValueError, match="theta0"):
-        C.run_optimizer(neuron_grad, [[np.nan, 0, 0, 0]], 0.1, 1, quantity=delta)
+        conservation.run_optimizer(neuron_grad, [[np.nan, 0, 0, 0]], 0.1, 1, quantity=delta)
     with pytest.raises(ValueError, match="weight_decay"):
-        C.run_optimizer(neuron_grad, THETA0, 0.1, 1, quantity=delta, weight_decay=-1)
+        conservation.run_optimizer(neuron_grad, THETA0, 0.1, 1, quantity=delta, weight_decay=-1)
     with pytest.raises(ValueError, match="drift"):
-        C.loglog_slope([1, 2], [0, 1])
+        conservation.loglog_slope([1, 2], [0, 1])
     with pytest.raises(ValueError, match="weight_decay"):
-        C.decay_law(1.0, -0.1, 1.0)
+        conservation.decay_law(1.0, -0.1, 1.0)

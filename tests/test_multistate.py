@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from markovlib.beyond import kstate_training as kt
-from markovlib.beyond import multistate as ms
+from markovlib.beyond import kstate_training, multistate
 from markovlib.markov.chain import MarkovChain, entropy
 from markovlib.transformer.exact import exact_loss
 from markovlib.transformer.model import MarkovTransformer
@@ -32,26 +31,26 @@ def random_chain(k, seed):
 @pytest.mark.parametrize("k", [3, 5, 10])
 @pytest.mark.parametrize("p", [0.05, 0.3, 0.7, 0.95])
 def test_symmetric_closed_forms(k, p):
-    chain = ms.symmetric_chain(k, p)
+    chain = multistate.symmetric_chain(k, p)
     assert np.allclose(chain.stationary, 1 / k, atol=1e-12)
-    assert math.isclose(ms.symmetric_entropy_rate(k, p), chain.entropy_rate, abs_tol=1e-12)
-    assert math.isclose(ms.symmetric_marginal_entropy(k), chain.marginal_entropy, abs_tol=1e-12)
+    assert math.isclose(multistate.symmetric_entropy_rate(k, p), chain.entropy_rate, abs_tol=1e-12)
+    assert math.isclose(multistate.symmetric_marginal_entropy(k), chain.marginal_entropy, abs_tol=1e-12)
     # eigenvalues of P: 1 once and lambda (K - 1) times
-    ev = np.sort(np.linalg.eigvalsh(ms.symmetric_kernel(k, p)))
-    lam = ms.symmetric_eigenvalue(k, p)
+    ev = np.sort(np.linalg.eigvalsh(multistate.symmetric_kernel(k, p)))
+    lam = multistate.symmetric_eigenvalue(k, p)
     assert np.allclose(ev[:-1], lam, atol=1e-12) and math.isclose(ev[-1], 1.0, abs_tol=1e-12)
     # C_m = lambda^m (I - 11^T/K) / K
     proj = np.eye(k) - np.ones((k, k)) / k
     for m in range(4):
-        assert np.allclose(ms.lagged_covariance(chain, m), lam**m * proj / k, atol=1e-12)
+        assert np.allclose(multistate.lagged_covariance(chain, m), lam**m * proj / k, atol=1e-12)
 
 
 @pytest.mark.parametrize("k", [3, 5, 10])
 def test_iid_point(k):
-    p = ms.iid_point(k)
-    assert abs(ms.symmetric_eigenvalue(k, p)) < 1e-12
-    assert np.allclose(ms.symmetric_kernel(k, p), 1 / k)
-    assert math.isclose(ms.symmetric_entropy_rate(k, p), math.log(k), abs_tol=1e-12)
+    p = multistate.iid_point(k)
+    assert abs(multistate.symmetric_eigenvalue(k, p)) < 1e-12
+    assert np.allclose(multistate.symmetric_kernel(k, p), 1 / k)
+    assert math.isclose(multistate.symmetric_entropy_rate(k, p), math.log(k), abs_tol=1e-12)
 
 
 def test_lagged_covariance_monte_carlo():
@@ -63,13 +62,13 @@ def test_lagged_covariance_monte_carlo():
         np.add.at(joint, (a, b), 1)
         joint /= joint.sum()
         emp = joint - np.outer(joint.sum(1), joint.sum(0))
-        assert np.abs(emp - ms.lagged_covariance(chain, m)).max() < 0.02  # ~5 standard errors at 4000 samples
+        assert np.abs(emp - multistate.lagged_covariance(chain, m)).max() < 0.02  # ~5 standard errors at 4000 samples
 
 
 @pytest.mark.parametrize("attention", ["softmax", "linear", None])
 def test_zero_embedding_critical_and_hessian(attention):
     chain = random_chain(3, 1)
-    model = ms.zero_embedding_model(chain, d=4, max_len=6, std=0.5, seed=3, attention=attention)
+    model = multistate.zero_embedding_model(chain, d=4, max_len=6, std=0.5, seed=3, attention=attention)
     assert float(model.embedding.detach().abs().max()) == 0.0 and model.attention == attention
     assert np.allclose(torch.softmax(model.bias.detach(), 0).numpy(), chain.stationary, atol=1e-15)
     loss = exact_loss(model, chain, 5)
@@ -80,19 +79,19 @@ def test_zero_embedding_critical_and_hessian(attention):
     t = torch.zeros((), dtype=torch.float64, requires_grad=True)
     (g,) = torch.autograd.grad(loss_along(model, chain, 5, E0, t), t, create_graph=True)
     (h,) = torch.autograd.grad(g, t)
-    q = ms.zero_embedding_hessian(model, chain, 5, E0.numpy())
+    q = multistate.zero_embedding_hessian(model, chain, 5, E0.numpy())
     assert abs(float(h) - q) < 1e-9 * max(1.0, abs(q))
 
 
 def test_hessian_zero_positional_closed_form():
     # attention off, zero positional and feed-forward weights: J = I, z0 = 0, Q = -(2 lambda / K) |Pi E0|^2
     k, p = 4, 0.2
-    chain = ms.symmetric_chain(k, p)
+    chain = multistate.symmetric_chain(k, p)
     model = MarkovTransformer(5, 8, n_states=k, attention=None)
     E0 = np.random.default_rng(0).standard_normal((k, 5))
     proj = np.eye(k) - np.ones((k, k)) / k
-    expected = -2 * ms.symmetric_eigenvalue(k, p) / k * np.sum((proj @ E0) ** 2)
-    assert math.isclose(ms.zero_embedding_hessian(model, chain, 6, E0), expected, rel_tol=1e-12)
+    expected = -2 * multistate.symmetric_eigenvalue(k, p) / k * np.sum((proj @ E0) ** 2)
+    assert math.isclose(multistate.zero_embedding_hessian(model, chain, 6, E0), expected, rel_tol=1e-12)
 
 
 def test_conservation_rates_vanish():
@@ -102,11 +101,11 @@ def test_conservation_rates_vanish():
     loss = exact_loss(model, chain, 4)
     names = [n for n, _ in model.named_parameters()]
     grads = dict(zip(names, torch.autograd.grad(loss, list(model.parameters()))))
-    rates = ms.conservation_rates(model, grads)
+    rates = multistate.conservation_rates(model, grads)
     for key in ("neuron_balance", "query_key", "value_output"):
         assert np.abs(rates[key]).max() < 1e-12, key
     assert abs(rates["embedding_norm"]) > 1e-4  # not conserved
-    q = ms.conserved_quantities(model)
+    q = multistate.conserved_quantities(model)
     assert q["neuron_balance"].shape == (16,) and q["query_key"].shape == (4, 4)
 
 
@@ -114,19 +113,19 @@ def test_conserved_under_small_gradient_steps():
     chain = random_chain(3, 6)
     model = MarkovTransformer(4, 5, n_states=3, attention=None)
     model.init_weights("standard", std=0.7, seed=2)
-    c0 = ms.conserved_quantities(model)["neuron_balance"]
+    c0 = multistate.conserved_quantities(model)["neuron_balance"]
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
     for _ in range(20):
         opt.zero_grad()
         exact_loss(model, chain, 4).backward()
         opt.step()
-    drift = np.abs(ms.conserved_quantities(model)["neuron_balance"] - c0).max()
+    drift = np.abs(multistate.conserved_quantities(model)["neuron_balance"] - c0).max()
     assert drift < 1e-6  # O(lr^2) per step
 
 
 def test_lag_switching_chain():
     k, p, lag = 3, 0.2, 3
-    x = ms.lag_switching_sample(k, p, lag, 3000, 30, seed=0).numpy()
+    x = multistate.lag_switching_sample(k, p, lag, 3000, 30, seed=0).numpy()
     assert x.min() >= 0 and x.max() < k
     switched = (x[:, lag:] != x[:, :-lag]).mean()
     assert abs(switched - p) < 0.01
@@ -137,21 +136,23 @@ def test_lag_switching_chain():
     joint /= joint.sum()
     cond = entropy(joint.ravel()) - entropy(joint.sum(1))
     assert abs(cond - math.log(k)) < 0.01
-    y = ms.lag_switching_yardsticks(k, p, lag)
+    y = multistate.lag_switching_yardsticks(k, p, lag)
     assert y["bigram"] == y["unigram"] == math.log(k)
-    assert ms.lag_switching_yardsticks(k, p, 1)["bigram"] == y["entropy_rate"]
-    assert torch.equal(ms.lag_switching_sample(k, p, lag, 4, 9, seed=1), ms.lag_switching_sample(k, p, lag, 4, 9, 1))
+    assert multistate.lag_switching_yardsticks(k, p, 1)["bigram"] == y["entropy_rate"]
+    assert torch.equal(multistate.lag_switching_sample(k, p, lag, 4, 9, seed=1),
+                       multistate.lag_switching_sample(k, p, lag, 4, 9, 1))
 
 
 def test_init_kstate_and_training_deterministic():
     model = MarkovTransformer(8, 16, n_states=3)
-    kt.init_kstate(model, "guideline_like", seed=0)
+    kstate_training.init_kstate(model, "guideline_like", seed=0)
     assert torch.equal(model.W_2, -model.W_1.T)
     assert float(model.bias.detach().abs().max()) == 0.0
     k, p = 3, 0.1
     kw = dict(init="standard", seed=1, length=16, batch=8, steps=6, eval_batch=16, eval_every=3)
-    r1 = kt.train_kstate(ms.symmetric_sampler(k, p), k, ms.symmetric_entropy_rate(k, p), math.log(k), **kw)
-    r2 = kt.train_kstate(ms.symmetric_sampler(k, p), k, ms.symmetric_entropy_rate(k, p), math.log(k), **kw)
+    args = (multistate.symmetric_sampler(k, p), k, multistate.symmetric_entropy_rate(k, p), math.log(k))
+    r1 = kstate_training.train_kstate(*args, **kw)
+    r2 = kstate_training.train_kstate(*args, **kw)
     assert r1["history"] == r2["history"] and [s for s, _ in r1["history"]] == [0, 3, 6]
     assert abs(r1["history"][0][1] - math.log(k)) < 0.05  # near-zero init predicts uniformly
 
@@ -159,7 +160,8 @@ def test_init_kstate_and_training_deterministic():
 def _tiny(**kw):
     k, p = 3, 0.1
     kw = dict(dict(init="standard", seed=1, length=16, batch=8, steps=6, eval_batch=16, eval_every=3), **kw)
-    return kt.train_kstate(ms.symmetric_sampler(k, p), k, ms.symmetric_entropy_rate(k, p), math.log(k), **kw)
+    return kstate_training.train_kstate(multistate.symmetric_sampler(k, p), k, multistate.symmetric_entropy_rate(k, p),
+                                        math.log(k), **kw)
 
 
 @pytest.mark.parametrize("kw, name", [(dict(optimizer="SGD"), "optimizer"), (dict(optimizer="adamw"), "optimizer"),
@@ -184,15 +186,15 @@ def test_train_kstate_sgd_step_is_minus_lr_grad(tied):
     calls = []
 
     def sampler(b, n, s):
-        x = ms.symmetric_sampler(k, p)(b, n, s)
+        x = multistate.symmetric_sampler(k, p)(b, n, s)
         calls.append(x)
         return x
-    r = kt.train_kstate(sampler, k, ms.symmetric_entropy_rate(k, p), math.log(k), init="guideline_like", seed=seed,
-                        length=length, batch=8, steps=1, eval_batch=16, eval_every=1, lr=lr, optimizer="sgd",
-                        tied=tied)
+    r = kstate_training.train_kstate(sampler, k, multistate.symmetric_entropy_rate(k, p), math.log(k),
+                                     init="guideline_like", seed=seed, length=length, batch=8, steps=1, eval_batch=16,
+                                     eval_every=1, lr=lr, optimizer="sgd", tied=tied)
     assert [x.shape[0] for x in calls] == [16, 8]  # the held-out batch, then the one training batch
     ref = MarkovTransformer(8, length, n_states=k, dtype=torch.float32, tied=tied)
-    kt.init_kstate(ref, "guideline_like", seed)
+    kstate_training.init_kstate(ref, "guideline_like", seed)
     names = [n for n, _ in ref.named_parameters()]
     grads = torch.autograd.grad(ref.loss(calls[1]), list(ref.parameters()))
     trained = dict(r["model"].named_parameters())
@@ -203,11 +205,11 @@ def test_train_kstate_sgd_step_is_minus_lr_grad(tied):
     assert any(float(g.abs().max()) > 1e-4 for g in grads)
 
 
-@pytest.mark.parametrize("init", kt.KSTATE_INITS)
+@pytest.mark.parametrize("init", kstate_training.KSTATE_INITS)
 def test_untied_head(init):
     k, length, seed = 5, 12, 4
-    tied = kt.init_kstate(MarkovTransformer(8, length, n_states=k), init, seed)
-    untied = kt.init_kstate(MarkovTransformer(8, length, n_states=k, tied=False), init, seed)
+    tied = kstate_training.init_kstate(MarkovTransformer(8, length, n_states=k), init, seed)
+    untied = kstate_training.init_kstate(MarkovTransformer(8, length, n_states=k, tied=False), init, seed)
     shared = dict(tied.named_parameters())
     own = dict(untied.named_parameters())
     assert set(own) == set(shared) | {"unembedding"}
@@ -217,7 +219,7 @@ def test_untied_head(init):
     assert U.shape == E.shape and not torch.equal(U, E) and U.data_ptr() != E.data_ptr()
     scale = 1 / math.sqrt(8) if init == "guideline_like" else 0.02
     assert 0.3 * scale < float(U.detach().std()) < 3 * scale
-    x = ms.symmetric_sampler(k, 0.3)(4, length + 1, 0)
+    x = multistate.symmetric_sampler(k, 0.3)(4, length + 1, 0)
     assert not torch.allclose(tied(x[:, :-1]), untied(x[:, :-1]))
     untied.loss(x).backward()
     assert float(untied.unembedding.grad.abs().max()) > 0
@@ -225,19 +227,21 @@ def test_untied_head(init):
         untied.unembedding.copy_(E)
     torch.testing.assert_close(untied(x[:, :-1]), tied(x[:, :-1]), rtol=0, atol=0)
     with pytest.raises(ValueError, match="tied"):
-        ms.zero_embedding_hessian(untied, ms.symmetric_chain(k, 0.3), 3, np.ones((k, 8)))
+        multistate.zero_embedding_hessian(untied, multistate.symmetric_chain(k, 0.3), 3, np.ones((k, 8)))
 
 
 @pytest.mark.parametrize("call", [
-    lambda: ms.symmetric_kernel(1, 0.5), lambda: ms.symmetric_kernel(3, 1.5), lambda: ms.symmetric_kernel(3, np.nan),
-    lambda: ms.lagged_covariance(ms.symmetric_chain(3, 0.2), -1), lambda: ms.lag_switching_sample(3, 0.2, 0, 2, 5, 0),
-    lambda: kt.init_kstate(MarkovTransformer(4, 4, n_states=3), "guideline", 0),
-    lambda: kt.init_kstate(MarkovTransformer(4, 4), "standard", 0),
-    lambda: ms.zero_embedding_hessian(MarkovTransformer(4, 4, n_states=3), ms.symmetric_chain(3, 0.2), 9,
-                                      np.ones((3, 4))),
-    lambda: ms.zero_embedding_hessian(MarkovTransformer(4, 4, n_states=3), ms.symmetric_chain(3, 0.2), 3,
-                                      np.ones((2, 4))),
-    lambda: kt.train_kstate(ms.symmetric_sampler(3, 2 / 3), 3, math.log(3), math.log(3)),
+    lambda: multistate.symmetric_kernel(1, 0.5), lambda: multistate.symmetric_kernel(3, 1.5),
+    lambda: multistate.symmetric_kernel(3, np.nan),
+    lambda: multistate.lagged_covariance(multistate.symmetric_chain(3, 0.2), -1),
+    lambda: multistate.lag_switching_sample(3, 0.2, 0, 2, 5, 0),
+    lambda: kstate_training.init_kstate(MarkovTransformer(4, 4, n_states=3), "guideline", 0),
+    lambda: kstate_training.init_kstate(MarkovTransformer(4, 4), "standard", 0),
+    lambda: multistate.zero_embedding_hessian(MarkovTransformer(4, 4, n_states=3), multistate.symmetric_chain(3, 0.2),
+                                              9, np.ones((3, 4))),
+    lambda: multistate.zero_embedding_hessian(MarkovTransformer(4, 4, n_states=3), multistate.symmetric_chain(3, 0.2),
+                                              3, np.ones((2, 4))),
+    lambda: kstate_training.train_kstate(multistate.symmetric_sampler(3, 2 / 3), 3, math.log(3), math.log(3)),
 ])
 def test_validation(call):
     with pytest.raises(ValueError):
@@ -245,16 +249,16 @@ def test_validation(call):
 
 
 def test_extreme_p_stable():
-    assert math.isfinite(ms.symmetric_entropy_rate(10, 1e-15))
-    assert math.isfinite(ms.symmetric_entropy_rate(10, 1 - 1e-15))
+    assert math.isfinite(multistate.symmetric_entropy_rate(10, 1e-15))
+    assert math.isfinite(multistate.symmetric_entropy_rate(10, 1 - 1e-15))
 
 
 @pytest.mark.parametrize("k,p", [(3, 0.9), (5, 0.3), (10, 0.97)])
 def test_lumped_loss(k, p):
-    assert math.isclose(ms.lumped_loss(k, p, 0), math.log(k), abs_tol=1e-12)
-    assert math.isclose(ms.lumped_loss(k, p, k - 1), ms.symmetric_entropy_rate(k, p), abs_tol=1e-12)
+    assert math.isclose(multistate.lumped_loss(k, p, 0), math.log(k), abs_tol=1e-12)
+    assert math.isclose(multistate.lumped_loss(k, p, k - 1), multistate.symmetric_entropy_rate(k, p), abs_tol=1e-12)
     # independent: conditional entropy H(x_{n+1} | g(x_n)) from the joint law, g resolving states 0..m-1
-    P = ms.symmetric_kernel(k, p)
+    P = multistate.symmetric_kernel(k, p)
     joint = P / k
     for m in range(k):
         g = [i if i < m else m for i in range(k)]
@@ -262,4 +266,4 @@ def test_lumped_loss(k, p):
         for i in range(k):
             grouped[g[i]] += joint[i]
         cond = entropy(grouped.ravel()) - entropy(grouped.sum(1))
-        assert math.isclose(ms.lumped_loss(k, p, m), cond, abs_tol=1e-12)
+        assert math.isclose(multistate.lumped_loss(k, p, m), cond, abs_tol=1e-12)

@@ -75,7 +75,7 @@ def train_kstate(sampler, n_states, entropy_rate, marginal_entropy, *, init="sta
     ``eval_batch`` sequences is recorded. Returns {"history": [(step, eval_loss)], "final_loss",
     "gap" (final_loss - entropy_rate) / (marginal_entropy - entropy_rate), "model"}."""
     from ..transformer.model import MarkovTransformer
-    from .multistate import _states
+    from .multistate import n_states_of
 
     for name, v in (("d", d), ("length", length), ("batch", batch), ("steps", steps), ("eval_batch", eval_batch),
                     ("eval_every", eval_every)):
@@ -88,7 +88,7 @@ def train_kstate(sampler, n_states, entropy_rate, marginal_entropy, *, init="sta
         raise ValueError(f"tied must be True or False, got {tied!r}")
     if not marginal_entropy > entropy_rate:
         raise ValueError("marginal_entropy must exceed entropy_rate (the chain must not be i.i.d.)")
-    model = MarkovTransformer(d, length, attention=attention, n_states=_states(n_states), dtype=torch.float32,
+    model = MarkovTransformer(d, length, attention=attention, n_states=n_states_of(n_states), dtype=torch.float32,
                               tied=tied)
     init_kstate(model, init, seed)
     if optimizer == "adam":

@@ -38,7 +38,8 @@ from ..numerics import checks
 # ------------------------------------------------------------------------------------------------------------
 # the symmetric family and its closed forms
 # ------------------------------------------------------------------------------------------------------------
-def _states(n_states):
+def n_states_of(n_states):
+    """The number of states as an int, checked to be an integer >= 2 (ValueError naming ``n_states`` otherwise)."""
     k = checks.positive_int("n_states", n_states)
     if k < 2:
         raise ValueError(f"n_states must be an integer >= 2, got {n_states!r}")
@@ -47,7 +48,7 @@ def _states(n_states):
 
 def symmetric_kernel(n_states, p) -> np.ndarray:
     """P with 1 - p on the diagonal and p / (K - 1) elsewhere (K = ``n_states`` >= 2, 0 < p < 1)."""
-    k = _states(n_states)
+    k = n_states_of(n_states)
     p = checks.probability("p", p)
     P = np.full((k, k), p / (k - 1))
     np.fill_diagonal(P, 1.0 - p)
@@ -80,26 +81,26 @@ def symmetric_chain(n_states, p) -> MarkovChain:
 
 def symmetric_entropy_rate(n_states, p) -> float:
     """h(p) + p log(K - 1) nats: the bigram loss of the symmetric chain (each row has entropy h(p) + p log(K-1))."""
-    k = _states(n_states)
+    k = n_states_of(n_states)
     p = checks.probability("p", p)
     return float(binary_entropy(p) + p * math.log(k - 1))
 
 
 def symmetric_marginal_entropy(n_states) -> float:
     """log K nats: pi is uniform (P is doubly stochastic), so the unigram loss is H(pi) = log K."""
-    return math.log(_states(n_states))
+    return math.log(n_states_of(n_states))
 
 
 def symmetric_eigenvalue(n_states, p) -> float:
     """lambda = 1 - K p / (K - 1): P = lambda I + (1 - lambda) 11^T / K; the sign decides the side of p*."""
-    k = _states(n_states)
+    k = n_states_of(n_states)
     p = checks.probability("p", p)
     return 1.0 - k * p / (k - 1)
 
 
 def iid_point(n_states) -> float:
     """p* = (K - 1) / K, where lambda = 0: every row of P is uniform, unigram and bigram predictors coincide."""
-    k = _states(n_states)
+    k = n_states_of(n_states)
     return (k - 1) / k
 
 
@@ -109,7 +110,7 @@ def lumped_loss(n_states, p, resolved) -> float:
     lumped: the next state is a resolved one with probability p / (K - 1) each and a lumped one with
     beta = (1 - p + (K - m - 1) p / (K - 1)) / (K - m) each. L_m = (m/K) rate + ((K - m)/K) H_lumped, from
     L_0 = log K (unigram) down to L_{K-1} = the entropy rate (bigram)."""
-    k = _states(n_states)
+    k = n_states_of(n_states)
     p = checks.probability("p", p)
     m = checks.nonnegative_int("resolved", resolved)
     if m > k - 1:
@@ -232,7 +233,7 @@ def conservation_rates(model, grads: dict) -> dict:
 def lag_switching_sample(n_states, p, lag, batch, length, seed) -> torch.Tensor:
     """(batch, length) int64 samples of the lag-k switching chain (module docstring), k = ``lag`` >= 1, from a
     torch.Generator seeded with ``seed``."""
-    k = _states(n_states)
+    k = n_states_of(n_states)
     p = checks.probability("p", p)
     lag = checks.positive_int("lag", lag)
     batch = checks.positive_int("batch", batch)
@@ -252,7 +253,7 @@ def lag_switching_yardsticks(n_states, p, lag) -> dict:
     """Closed forms for the lag-k chain: entropy rate h(p) + p log(K-1) (loss of the predictor seeing
     x_{n+1-k}), unigram log K, and the order-1 (bigram) loss: the entropy rate for k = 1, log K for k >= 2
     (x_n and x_{n+1} lie in different, independent residue classes)."""
-    k = _states(n_states)
+    k = n_states_of(n_states)
     lag = checks.positive_int("lag", lag)
     rate = symmetric_entropy_rate(k, p)
     return {"entropy_rate": rate, "unigram": math.log(k), "bigram": rate if lag == 1 else math.log(k)}
