@@ -39,9 +39,6 @@ _KERNELS = 2**22    # doubles in one stack of (n, n) kernels of a block (32 MiB)
 _TEST = 2**21       # doubles in one chunk of test pre-activations
 
 
-# ------------------------------------------------------------------------------------------------------------
-# validation
-# ------------------------------------------------------------------------------------------------------------
 def _inputs(X, y, a0, W0, lr, checkpoints, X_test, y_test, gamma, eta_a, eta_w):
     """Check and bring everything to (S, G, ...) form. Returns the arrays, the leading shape and the steps."""
     X = checks.finite_array("X", X, ndim=(2, 3))
@@ -103,9 +100,6 @@ def _blocks(S, G, n, h, block, kernel, array=_ARRAY):
             for s0 in range(0, S, sb) for g0 in range(0, G, gb)]
 
 
-# ------------------------------------------------------------------------------------------------------------
-# one block of networks
-# ------------------------------------------------------------------------------------------------------------
 class _Block:
     """The networks of seeds ``X`` (Sb, n, d) times grid points (Gb): readouts ``a`` (Sb, Gb, h) and first layers
     stored transposed, ``Wt`` (Sb, d, Gb * h), so that X @ Wt is every pre-activation of the block at once."""
@@ -220,9 +214,6 @@ class _Block:
         return np.mean(err, axis=-1)
 
 
-# ------------------------------------------------------------------------------------------------------------
-# the checkpoint metrics, in float64
-# ------------------------------------------------------------------------------------------------------------
 class _Metrics:
     """The metrics of a trained block's networks, computed in float64 numpy from their weights whatever the backend
     and dtype of the training: sub-block by sub-block (:func:`_blocks`' default size), each a float64 :class:`_Block`
@@ -273,9 +264,6 @@ class _Metrics:
         return out
 
 
-# ------------------------------------------------------------------------------------------------------------
-# training
-# ------------------------------------------------------------------------------------------------------------
 def _backend(dtype, backend, device):
     """Check the arithmetic arguments; returns (dtype name, backend, device: "cpu" or "cuda")."""
     dtype = np.dtype(checks.choice("dtype", dtype, DTYPES)).name
