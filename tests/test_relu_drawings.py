@@ -61,3 +61,21 @@ def test_regime_names_follow_the_sign_of_delta():
 def test_bad_input(kwargs):
     with pytest.raises(ValueError):
         RW.draw_relu_training(**kwargs)
+
+
+def test_recompute_frames_equals_the_drawn_frames():
+    """The second computation of the explorer's grid equals each drawn frame's metrics at the last step."""
+    import matplotlib.pyplot as plt
+
+    second = RW.recompute_frames([0.1, 2.0], [0.5, 2.0], steps=100)
+    assert all(v.shape == (2, 2) for v in second.values())
+    for i, tau in enumerate([0.1, 2.0]):
+        for j, alpha in enumerate([0.5, 2.0]):
+            out = RW.draw_relu_training(tau, alpha, steps=100)
+            plt.close("all")
+            for m, v in second.items():
+                assert abs(out[m] - v[i, j]) < 1e-9
+    with pytest.raises(ValueError):
+        RW.recompute_frames([], [1.0])
+    with pytest.raises(ValueError):
+        RW.recompute_frames([0.1], [-1.0])

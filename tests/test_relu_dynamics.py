@@ -103,3 +103,18 @@ def test_small_init_and_tasks():
 def test_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_flow_velocities_are_the_preconditioned_flow_in_spherical_coordinates():
+    """flow_velocities = (spherical_velocity, -M xi) at the conserved delta, and d beta/dt is the raw flow's
+    a' w + a w' (relu_networks.gradients)."""
+    X, y, a, W = _problem(4)
+    eta_a, eta_w = 0.6, 1.7
+    dbhat, dmu, dbeta = RD.flow_velocities(X, y, a, W, 0.2, eta_a, eta_w)
+    ga, gW, _ = RN.gradients(X, y, a, W, 0.2)
+    raw = (-eta_a * ga)[:, None] * W + a[:, None] * (-eta_w * gW)
+    assert np.max(np.abs(dbeta - raw)) < 1e-12 * np.max(np.abs(raw))
+    bhat, mu = RD.spherical_coordinates(a, W)
+    assert np.max(np.abs(dmu - np.sum(bhat * raw, axis=-1))) < 1e-12 * np.max(np.abs(raw))
+    with pytest.raises(ValueError):
+        RD.flow_velocities(X, y, a, W, 1.5)

@@ -193,3 +193,16 @@ def test_invalid_arguments_raise_value_errors_naming_them():
         RN.ntk(X, a, W, eta_a=0.0)
     with pytest.raises(FloatingPointError, match="lr"):
         RN.gradient_descent(X, y, a * 30, W * 30, lr=1e3, save_steps=[200])
+
+
+def test_check_gamma_and_check_params():
+    assert RN.check_gamma(0) == 0.0 and RN.check_gamma(1) == 1.0
+    a, W, X = RN.check_params([1, 2], [[1, 0], [0, 1]], [[1, 1]])
+    assert a.dtype == float and W.shape == (2, 2) and X.shape == (1, 2)
+    for bad in (-0.1, 1.5, [0.1, 0.2], float("nan")):
+        with pytest.raises(ValueError, match="gamma"):
+            RN.check_gamma(bad)
+    with pytest.raises(ValueError, match="a must have shape"):
+        RN.check_params([1, 2, 3], [[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="X must have shape"):
+        RN.check_params([1, 2], [[1, 0], [0, 1]], [[1, 1, 1]])
