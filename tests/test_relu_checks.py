@@ -114,3 +114,38 @@ def test_direction_turn_and_teacher_alignment():
 def test_bad_arguments_raise_value_errors(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_load_stored_and_step_index(tmp_path):
+    import hashlib
+    import json
+
+    from markovlib.book.stored import data_dir
+
+    G, man = relu_checks.load_stored(data_dir("relu_grid"), "grid.npz")
+    assert G["complete"].all() and "settings" in man
+    assert relu_checks.step_index(G["steps"], int(G["steps"][-1])) == len(G["steps"]) - 1
+    with pytest.raises(ValueError):
+        relu_checks.step_index(G["steps"], -5)
+    # a set with a diverged run is refused
+    np.savez(tmp_path / "x.npz", complete=np.array([True]), finite=np.array([False]))
+    digest = hashlib.sha256((tmp_path / "x.npz").read_bytes()).hexdigest()
+    (tmp_path / "manifest.json").write_text(json.dumps({"provenance": {"files": {"x.npz": {"sha256": digest}}}}))
+    with pytest.raises(ValueError, match="diverged"):
+        relu_checks.load_stored(tmp_path, "x.npz")
+
+
+def test_size_ranking_decides_by_two_sided_family_wise_wilson():
+    # two sizes, one horizon, 20 seeds, deltas (down, bal, up): upstream lower in 20/20 at the first size, 0/20 at the
+    # second, 10/20 would be undecided
+    TL = np.ones((3, 1, 20, 3))
+    TL[0, 0, :, 2] = 0.5
+    TL[1, 0, :, 2] = 2.0
+    TL[2, 0, :10, 2] = 0.5
+    TL[2, 0, 10:, 2] = 2.0
+    rows, verdicts, z = relu_checks.size_ranking(TL, [[10, 100], [20, 200], [40, 400]], [1000], [1000], 2, 1)
+    assert verdicts == {(10, 100, 1000): "upstream ends lower", (20, 200, 1000): "balanced ends lower",
+                        (40, 400, 1000): "not decided"}
+    assert z > 1.96 and rows[0]["upstream below balanced"] == "20/20"
+    with pytest.raises(ValueError):
+        relu_checks.size_ranking(TL, [[10, 100]], [1000], [1000], 2, 1)

@@ -165,3 +165,63 @@ def teacher_alignment(a, W, W_star):
     mu = np.abs(a) * np.linalg.norm(W, axis=-1)
     cos = np.max(np.einsum("sjhd,skd->sjhk", U, W_star), axis=-1)
     return np.sum(mu * cos, axis=-1) / np.sum(mu, axis=-1)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the stored paper-scale sets (book/data/relu_grid, book/data/relu_sizes)
+# ------------------------------------------------------------------------------------------------------------
+def load_stored(folder, file: str) -> tuple[dict, dict]:
+    """A stored set of ``tools/run_relu_grid.py``: its manifest's checksums verified
+    (:func:`markovlib.book.stored.verify_checksums`), the arrays of ``folder/file`` (an .npz) as a dict, and the
+    manifest. Raises ValueError when a run is missing or diverged (then re-run the tool)."""
+    from pathlib import Path
+
+    from ..book.stored import verify_checksums
+
+    folder = Path(folder)
+    manifest = verify_checksums(folder)
+    with np.load(folder / file) as z:
+        data = {k: z[k] for k in z.files}
+    if not (data["complete"].all() and data["finite"].all()):
+        raise ValueError(f"the stored set {folder.name} has missing or diverged runs; re-run tools/run_relu_grid.py")
+    return data, manifest
+
+
+def step_index(steps, step) -> int:
+    """The index of the checkpoint ``step`` in the stored ``steps`` (ValueError if it was not stored)."""
+    hit = np.flatnonzero(np.asarray(steps) == step)
+    if hit.size == 0:
+        raise ValueError(f"step {step!r} is not a stored checkpoint")
+    return int(hit[0])
+
+
+def size_ranking(test_loss, sizes, steps, horizons, i_up, i_bal, level=0.05):
+    """The end ranking of the size study, by the procedure fixed before its data were read: per size (d, n) and
+    horizon, the seeds in which upstream (delta index ``i_up``) ends below balanced (``i_bal``); *decided* where the
+    two-sided Wilson interval of that count at family-wise ``level`` over all (size, horizon) cells (Bonferroni) lies
+    on one side of 1/2. ``test_loss`` is (sizes, steps, seeds, deltas). Returns (rows for a table, {(d, n, step):
+    verdict}, the z of the intervals)."""
+    from statistics import NormalDist
+
+    TL = checks.finite_array("test_loss", test_loss, ndim=4)
+    sizes = np.asarray(sizes)
+    if not 0 < level < 1 or sizes.shape != (TL.shape[0], 2) or not horizons:
+        raise ValueError(f"level must lie in (0, 1), sizes be (sizes, 2) with one row per size of test_loss and "
+                         f"horizons non-empty, got {level!r}, {sizes.shape}, {horizons!r}")
+    n_tests = len(sizes) * len(horizons)
+    z = NormalDist().inv_cdf(1 - level / (2 * n_tests))
+    rows, verdicts = [], {}
+    for k, (d, n) in enumerate(sizes):
+        for c in horizons:
+            t = step_index(steps, c)
+            up, bal = TL[k, t, :, i_up], TL[k, t, :, i_bal]
+            up_wins = up < bal
+            kk, nn = int(up_wins.sum()), up_wins.size
+            lo, hi = wilson_interval(kk, nn, z=z)
+            verdict = "upstream ends lower" if lo > 0.5 else ("balanced ends lower" if hi < 0.5 else "not decided")
+            verdicts[(int(d), int(n), c)] = verdict
+            rows.append({"d": int(d), "n": int(n), "steps": c, "upstream below balanced": fraction(kk, nn),
+                         f"Wilson ({1 - level / n_tests:.4f})": f"[{fixed(lo, 2)}, {fixed(hi, 2)}]",
+                         "median test loss up / bal": fixed(float(np.median(up / bal)), 2),
+                         "verdict": verdict})
+    return rows, verdicts, z

@@ -140,3 +140,49 @@ def recompute_frames(taus, alphas, *, seed=0, steps=1000, base_lr=5e-3) -> dict:
                     for j in range(len(alphas))] for i in range(len(taus))])
     return {"test_loss_end": mse(X_test, y_test, aT, WT), "kernel_distance_end": kd,
             "hamming_end": hamming_distance(activation_pattern(X, W0), activation_pattern(X, WT))}
+
+
+def heat_map(ax, values, taus, deltas, title, cmap, vmin, vmax, log=False):
+    """One (tau, delta) heat map of a grid's ``values`` (len(taus), len(deltas)), cells centred on the grid's values
+    (log-spaced taus, evenly spaced deltas), tau on a log axis; colour scale [vmin, vmax] (logarithmic with ``log``).
+    Returns the mesh, for a colour bar."""
+    import matplotlib.colors as mcolors
+
+    values = np.asarray(values, dtype=float)
+    lt, dl = np.log10(np.asarray(taus, dtype=float)), np.asarray(deltas, dtype=float)
+    if values.shape != (lt.size, dl.size) or lt.size < 2 or dl.size < 2:
+        raise ValueError(f"values must have shape (len(taus), len(deltas)) with at least 2 of each, got "
+                         f"{values.shape} for {lt.size} taus and {dl.size} deltas")
+    edges_t = 10 ** np.concatenate([[lt[0] - (lt[1] - lt[0]) / 2], (lt[1:] + lt[:-1]) / 2,
+                                    [lt[-1] + (lt[-1] - lt[-2]) / 2]])
+    step_d = dl[1] - dl[0]
+    edges_d = np.concatenate([dl - step_d / 2, [dl[-1] + step_d / 2]])
+    norm = mcolors.LogNorm(vmin, vmax) if log else mcolors.Normalize(vmin, vmax)
+    mesh = ax.pcolormesh(edges_t, edges_d, values.T, cmap=cmap, norm=norm, shading="flat")
+    ax.set_xscale("log")
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(r"overall scale $\tau$")
+    ax.set_ylabel(r"$\delta$ (upstream > 0)")
+    return mesh
+
+
+def heat_rows(rows, taus, deltas, labels, suptitle):
+    """Rows of (tau, delta) heat maps: ``rows`` is a list of (name, values (columns, tau, delta), cmap, log), one
+    colour scale per row (over its positive values when ``log``), ``labels`` the column titles. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not rows or not labels:
+        raise ValueError("rows and labels must be non-empty")
+    fig, axes = plt.subplots(len(rows), len(labels), figsize=(3.2 * len(labels), 2.8 * len(rows)),
+                             layout="constrained", squeeze=False)
+    for row_axes, (name, values, cmap, log) in zip(axes, rows):
+        values = np.asarray(values, dtype=float)
+        if values.shape[0] != len(labels):
+            raise ValueError(f"the values of {name} must have one column per label ({len(labels)}), got {values.shape}")
+        pos = values[values > 0]
+        vmin, vmax = (pos.min(), pos.max()) if log else (values.min(), values.max())
+        for ax, lab, v in zip(row_axes, labels, values):
+            mesh = heat_map(ax, v, taus, deltas, f"{name}, {lab}", cmap, vmin, vmax, log)
+        fig.colorbar(mesh, ax=row_axes.tolist(), label=f"{name} (seed mean)")
+    fig.suptitle(suptitle)
+    return fig
