@@ -42,9 +42,9 @@
 #    {glue:text}`ric_err` ([Sec. 3](#sec-grq-regimes-riccati)).
 # 5. The matrix Bernoulli equation ({prf:ref}`grq-prop-b-bernoulli`) closes the system: the $(\nu, C)$ system and a
 #    closed form derived here match the flow to {glue:text}`bern_err`, while wrong equations miss it by at least
-#    {glue:text}`bern_control_miss` ([Sec. 4](#sec-grq-regimes-bernoulli)).
+#    {glue:text}`bern_control_miss` ([Sec. 3](#sec-grq-regimes-bernoulli)).
 # 6. For $h = d = c = 1$ ({prf:ref}`grq-b-1-4`) the closed-form time $t(\beta)$ matches the flow to
-#    {glue:text}`b14_err` ([Sec. 5](#sec-grq-regimes-b14)).
+#    {glue:text}`b14_err` ([Sec. 4](#sec-grq-regimes-b14)).
 #
 # Counts are over independent draws of data, teacher and initialization, with Wilson intervals (Bonferroni over the
 # four cells) against `rate`; the ranges are in the [parameters table](#sec-grq-regimes-parameters).

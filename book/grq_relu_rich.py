@@ -34,17 +34,17 @@
 # 3. Fig. 1(b), reduced ({prf:ref}`grq-fig-1`): at the smallest $\tau$ upstream learns fastest
 #    ({glue:text}`fast_count`) and its kernel moves first ({glue:text}`first_count`) and far
 #    ({glue:text}`rich_count`); the largest $\tau$ stays lazy (kernel distance {glue:text}`kd_lazy`)
-#    ([Sec. 2](#sec-grq-relu-rich-fig1b)).
+#    ([Sec. 3](#sec-grq-relu-rich-fig1b)).
 # 4. At the reduced size upstream does not end lowest (below balanced in {glue:text}`end_up_below_bal` seeds); the
-#    stored size study decides the ranking per size ([Sec. 5](#grq-sizes)).
+#    stored size study decides the ranking per size ([Sec. 7](#grq-sizes)).
 # 5. Fig. 5(b) ({prf:ref}`grq-fig-5`): upstream changes more activation patterns while moving less than downstream
 #    ({glue:text}`fig5_count`); in $d = 2$ its directions turn, downstream ones stay ({glue:text}`fig1a_count`)
-#    ([Sec. 3](#sec-grq-relu-rich-fig5b)).
+#    ([Sec. 4](#sec-grq-relu-rich-fig5b), [Sec. 5](#sec-grq-relu-rich-fig1a)).
 # 6. Fig. 9 ({prf:ref}`grq-prop-c-2`): a deep ReLU network is affine on its regions, homogeneous without biases, and
-#    every boundary crossing flips one neuron ({glue:text}`flip_count` crossings) ([Sec. 4](#grq-fig-9)).
+#    every boundary crossing flips one neuron ({glue:text}`flip_count` crossings) ([Sec. 6](#grq-fig-9)).
 # 7. The paper's grid, stored ({glue:text}`g_seeds` seeds, {glue:text}`g_H` steps), is reproduced by a re-executed
 #    slice: upstream is fastest in {glue:text}`g_fastest`, the largest $\tau$ lazy (at most {glue:text}`g_kd_lazy`),
-#    Fig. 5(b) holds in {glue:text}`g_fig5b` ([Sec. 5](#sec-grq-relu-rich-stored)).
+#    Fig. 5(b) holds in {glue:text}`g_fig5b` ([Sec. 7](#sec-grq-relu-rich-stored)).
 #
 # Counts over seeds hold when their one-sided 95 % Wilson lower end exceeds `claim_rate` $= 1/2$; the ranges are in
 # the [parameters table](#sec-grq-relu-rich-parameters).
