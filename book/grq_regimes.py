@@ -17,88 +17,68 @@
 # # Narrowing and expanding networks: lazy on one side, delayed rich on the other
 #
 # The previous chapter ({doc}`grq_wide_deep`) checked the lazy limits of Thm B.1 of {cite:t}`kunin2024richquick`
-# ({prf:ref}`grq-thm-b-1`) for networks at least as wide as their input and output, $h \ge \max(d, c)$. Section 4 of
-# the paper says more: when $\min(d, c) \le h < \max(d, c)$ the **sign** of $\delta$ matters. A network that
-# narrows from input to output ($d > c$) is lazy as all $\delta_k \to +\infty$ and *delayed rich* as all
-# $\delta_k \to -\infty$; a network that expands ($d < c$) is the mirror image. App. B.1.5 explains why: on the
-# delayed-rich side the kernel frozen at initialization cannot reach a solution, so the network first fits what it
-# can lazily and then must turn a layer, which takes a time that grows with $|\delta|$. This chapter derives that
-# corollary, measures both sides over seeds, and derives and checks two closed forms of App. B.1: the matrix Riccati
-# and Bernoulli equations of App. B.1.1 (for $c = h$, $\Delta = \delta I$, whitened inputs) and the single-neuron case
-# $h = d = c = 1$ of App. B.1.4.
+# ({prf:ref}`grq-thm-b-1`) for networks at least as wide as their input and output. Section 4 of the paper says more:
+# when $\min(d, c) \le h < \max(d, c)$ the **sign** of $\delta$ matters. A network that narrows from input to output
+# ($d > c$) is lazy as all $\delta_k \to +\infty$ and *delayed rich* as all $\delta_k \to -\infty$; an expanding one
+# ($d < c$) is the mirror image. App. B.1.5 explains why: on the delayed-rich side the kernel frozen at initialization
+# cannot reach a solution, so the network first fits what it can and then must turn a layer, which takes longer as
+# $|\delta|$ grows.
 #
 # ## What this chapter shows
 #
-# 1. **Where $\Delta = \delta I$ exists** ({prf:ref}`grq-prop-iso-rank`, the paper's remark after Assumption B.2): an
-#    isotropic conserved matrix with $\delta > 0$ needs $h \le c$, with $\delta < 0$ it needs $h \le d$. So at
-#    $(d, h, c) = (6, 3, 2)$ the lazy side $\delta > 0$ has no isotropic initialization, and neither has the lazy side
-#    $\delta < 0$ of $(2, 3, 6)$: there every $\delta_k = \delta$ (the diagonal of $\Delta$) instead. The delayed-rich
-#    sides start with $\Delta = \delta I$ exactly.
-# 2. **The regimes** ({prf:ref}`grq-cor-b-1-regimes`): over {glue:text}`n_seeds` independent draws of data, teacher
-#    and initialization per cell and $|\delta| \in \{3, 10, 30\}$ (all neurons), the narrowing network $(6, 3, 2)$
-#    is lazy for $\delta \gg 0$ ({glue:text}`count_narrow_lazy` draws: the kernel distance $S(0, t_\mathrm{fit})$
-#    falls with $|\delta|$ to below `s_lazy_max` $= 0.02$ and so does the time to fit) and delayed rich for
-#    $\delta \ll 0$ ({glue:text}`count_narrow_rich`: the time to fit grows with $|\delta|$, at least `delay_ratio_min`
-#    $= 2$ times from $|\delta| = 3$ to 30, while $S$ does not vanish: at $|\delta| = 30$ it is at least `s_rich_ratio`
-#    $= 0.1$ times its value at $|\delta| = 3$); the expanding network
-#    $(2, 3, 6)$ is lazy for $\delta \ll 0$ ({glue:text}`count_expand_lazy`) and delayed rich for $\delta \gg 0$
-#    ({glue:text}`count_expand_rich`). The delay grows about linearly in $|\delta|$ (derived heuristically:
-#    median log-log slope of the time to fit between the two largest $|\delta|$ {glue:text}`slope_narrow_rich` and
-#    {glue:text}`slope_expand_rich`; on the lazy sides {glue:text}`slope_narrow_lazy` and
-#    {glue:text}`slope_expand_lazy`, against the derived $-1$). A second integrator (DOP853 on the raw parameters,
-#    written in the chapter) gives the same times and distances.
-# 3. **App. B.1.1's matrix Riccati equation** ({prf:ref}`grq-prop-b-riccati`): for $c = h$, $\Delta = \delta I$ and
-#    whitened inputs, $\nu = A_p^{-1}W\beta^*$ obeys $\dot\nu = \beta^{*\top}\beta^* - \delta\nu - \nu^2$
-#    ({eq}`grq-eq-b-riccati`). When $\nu(0)$ shares the eigenspace of $\beta^{*\top}\beta^*$ it decouples into scalar
-#    Riccati equations with closed-form solutions; beyond the paper, the linearization $\nu = \dot Z Z^{-1}$ solves it
-#    for every $\nu(0)$. Both closed forms match flows integrated on the raw parameters to `ric_tol` $= 10^{-7}$.
-#    Its companion, the matrix Bernoulli equation for $C = A_p^\top A_p$ ({prf:ref}`grq-prop-b-bernoulli`),
-#    $\dot C = C(\nu + \delta I - C) + (\nu + \delta I - C)^\top C$ ({eq}`grq-eq-b-bernoulli`), closes the system:
-#    the coupled $(\nu, C)$ system integrated on its own matches $C(t)$ along the same flows to `bern_tol`
-#    $= 10^{-7}$, while $A_p$ stays invertible (where a flow passes a singular $A_p$, $\nu$ has a pole and the
-#    system is compared up to the last sample time before it; the linearization $\nu = \dot Z Z^{-1}$ passes such poles,
-#    the system integrated on its own cannot). When $C(0)$ also shares the eigenspace, $C$ keeps it and its eigenvalues have a closed form (derived
-#    here; the paper does not solve the system), which matches the flow to `bern_tol`. Wrong equations (the sign of
-#    $\delta$ flipped, or the term $\nu^\top C$ dropped) miss it by far more than `bern_control` $= 10^{-3}$ (smallest
-#    miss over the flows {glue:text}`bern_control_miss`, to one digit).
-# 4. **App. B.1.4, $h = d = c = 1$** ({prf:ref}`grq-b-1-4`): $M = \eta_a w^2 + \eta_w a^2 =
-#    \sqrt{\delta^2 + 4\eta_a\eta_w\beta^2}$, and the flow's time $t(\beta)$ in closed form matches the integrated flow
-#    to `b14_tol` $= 10^{-7}$.
+# 1. An isotropic $\Delta = \delta I$ with $\delta > 0$ needs $h \le c$, with $\delta < 0$ it needs $h \le d$
+#    ({prf:ref}`grq-prop-iso-rank`, [Sec. 1](#sec-grq-regimes-iso)).
+# 2. Over {glue:text}`n_seeds` draws per cell, the narrowing network $(6, 3, 2)$ is lazy for $\delta \gg 0$
+#    ({glue:text}`count_narrow_lazy` draws) and delayed rich for $\delta \ll 0$ ({glue:text}`count_narrow_rich`); the
+#    expanding $(2, 3, 6)$ is lazy for $\delta \ll 0$ ({glue:text}`count_expand_lazy`) and delayed rich for
+#    $\delta \gg 0$ ({glue:text}`count_expand_rich`) ({prf:ref}`grq-cor-b-1-regimes`,
+#    [Sec. 2](#sec-grq-regimes-sides)).
+# 3. The time to fit grows about linearly in $|\delta|$ when delayed rich (median log-log slopes
+#    {glue:text}`slope_narrow_rich` and {glue:text}`slope_expand_rich`) and falls like $1/|\delta|$ when lazy
+#    ({glue:text}`slope_narrow_lazy` and {glue:text}`slope_expand_lazy`); a second integrator agrees to
+#    {glue:text}`indep_err` ([Sec. 2](#sec-grq-regimes-sides)).
+# 4. App. B.1.1's matrix Riccati equation ({prf:ref}`grq-prop-b-riccati`): its closed forms, in the shared eigenspace
+#    and (beyond the paper) by a linearization for any start, match flows on the raw parameters to
+#    {glue:text}`ric_err` ([Sec. 3](#sec-grq-regimes-riccati)).
+# 5. The matrix Bernoulli equation ({prf:ref}`grq-prop-b-bernoulli`) closes the system: the $(\nu, C)$ system and a
+#    closed form derived here match the flow to {glue:text}`bern_err`, while wrong equations miss it by at least
+#    {glue:text}`bern_control_miss` ([Sec. 3](#sec-grq-regimes-bernoulli)).
+# 6. For $h = d = c = 1$ ({prf:ref}`grq-b-1-4`) the closed-form time $t(\beta)$ matches the flow to
+#    {glue:text}`b14_err` ([Sec. 4](#sec-grq-regimes-b14)).
 #
-# **Range.** Claim 2 holds for the narrowing networks $(6, h, 2)$ and the expanding ones $(2, h, 6)$ with
-# $h \in \{2, 3, 4\}$, i.e. $\min(d, c) \le h \le \max(d, c) - 2$, checked at $(6, 3, 2)$ and $(2, 3, 6)$ (defaults) and
-# at $(6, 4, 2)$ and $(2, 2, 6)$ (the CI set), so $h$ at both ends of its range; the validation cell refuses other
-# shapes. At $h = \max(d, c) - 1$ (one missing direction) the corollary's limit is still the same, but at $|\delta| \le 30$
-# the kernel distance of some delayed-rich draws keeps falling with $|\delta|$, so the criterion below fails in a few
-# per cent of draws and the count in about a quarter of base seeds: that shape is outside the Range; $|\delta|$
-# swept over three or more values in $[3, 30]$, both ends included; $n = 2\max(d, c)$ Gaussian inputs, a Gaussian teacher of full
-# rank (realizable), `init_scale` in $[0.3, 0.5]$ (defaults and CI set); 12 draws per cell (at least 11, so that one
-# atypical draw in a cell does not decide the count), with the count's Wilson interval (Bonferroni over the four cells). It is a statement over draws: "lazy" and "delayed rich" are
-# limits, and at finite $|\delta|$ they hold for most draws, not for every one. Claims 3 and 4 hold for any
-# start that meets their conditions: claim 3 at $d \in \{2, 3, 4\}$, $c = h = 2$, $\delta \in [-1, 2]$, $\eta_a =
-# \eta_w = 1$ (the paper's assumption), starts with $|n_i(0)/s_i| \le 3$, up to `ric_time` $\le 10$ (the closed forms
-# themselves hold for all $t$; the bound is the reference integration's, whose error carried to $\nu$ grows with the
-# horizon and must stay 100 times below `ric_tol`); claim 4 at $10^{-6} \le |\delta| \le 10$, $|\beta^*|, |\beta_0| \le 10$,
-# $\eta_a, \eta_w \in [0.5, 2]$. The sweep needs `t_max` $\ge 5000$: the slowest delayed-rich fits take a few thousand
-# time units at $|\delta| = 30$ (see the changed claims below).
+# Counts are over independent draws of data, teacher and initialization, with Wilson intervals (Bonferroni over the
+# four cells) against `rate`; the ranges are in the [parameters table](#sec-grq-regimes-parameters).
+
+# %% [markdown]
+# (sec-grq-regimes-parameters)=
+# ## Parameters
 #
-# *Changed claims (review C):* (i) claim 2 was stated for $h \in \{2, \dots, 5\}$ and failed at $h = \max(d, c) - 1$
-# in about a quarter of base seeds (reviewer's scan: 7 of 30 base seeds at `init_scale` 0.5, e.g. 9/12 delayed-rich
-# draws of $(6, 5, 2)$ at seed 2); it is now stated for $h \le \max(d, c) - 2$. A scan of the criterion made for this change (the chapter's cell
-# code, 12 draws per base seed, not re-run here) found at `init_scale` 0.5, $h = 3$ and $4$, base seeds 1 to 20, at
-# most one failing draw in 240 per cell and never two in one base seed, and at `init_scale` 0.3 none in 120 draws
-# (base seeds 1 to 10) of the delayed-rich cells at $h = 4$; at $h = 2$ the reviewer's 100 draws all held; the typed mentions of a pilot run and
-# of "order 0.1" are gone. (ii) $h = 2$ on both sides crashed on an empty list: the Prop. iso-rank row now says it is
-# not applicable when no side lacks an isotropic start. (iii) markovlib's `single_neuron_time` lost up to
-# $7 \cdot 10^{-5}$ of $t$ at $\delta = 10^{-6}$ by cancellation near $\beta = -\beta^*$; it is now evaluated without it
-# (tested against 50-digit arithmetic), and $|\delta| \ge 10^{-6}$ is stated. (iv) `riccati_linearized` was singular
-# for `ric_time` $\gtrsim 40$ (one-shot matrix exponential); it now propagates stepwise (tested at $t = 100$), and
-# `ric_time` is bounded by the reference integration instead. (v) `t_max` below 5000 is refused (the slowest fit in that scan took $t \approx 2400$, $(6, 3, 2)$ at $\delta = -30$). (vi) printed bounds
-# follow the measurement upward where an accepted input exceeds the default's bound; the commutator is relative.
-# (vii) the Prop. iso-rank row is "same code" (it checks markovlib's construction), not "identity".
+# The first cell holds the knobs; the next declares each with its accepted range and the reason, and prints the
+# table. Claim 2 holds for the narrowing networks $(6, h, 2)$ and the expanding ones $(2, h, 6)$ with
+# $h \in \{2, 3, 4\}$, i.e. $\min(d, c) \le h \le \max(d, c) - 2$: checked at $(6, 3, 2)$ and $(2, 3, 6)$ (defaults) and at
+# $(6, 4, 2)$ and $(2, 2, 6)$ (the CI set, `book/ci_params/grq_regimes.yaml`), so $h$ at both ends of its range. At
+# $h = \max(d, c) - 1$ (one missing direction) the corollary's limit is the same, but at $|\delta| \le 30$ the kernel
+# distance of some delayed-rich draws keeps falling with $|\delta|$, so the criterion fails in a few per cent of
+# draws and the count in about a quarter of base seeds: that shape is outside the range. The inputs are
+# $n = 2\max(d, c)$ Gaussian rows, the teacher Gaussian of full rank (realizable). Claim 2 is a statement over draws:
+# "lazy" and "delayed rich" are limits, and at finite $|\delta|$ they hold for most draws, not for every one. Claims 4
+# to 6 hold for any start that meets their conditions (the table); the closed forms of claim 4 hold for all $t$, and
+# the bound on `ric_time` is the reference integration's, whose error carried to $\nu$ grows with the horizon.
+# Section 4 states the regimes without a numerical experiment: every setting here is this chapter's own. A larger
+# sweep: `papermill book/grq_regimes.ipynb out.ipynb -p n_seeds 20 -p abs_deltas "[3, 5, 10, 20, 30]"`.
 #
-# **Paper-exact settings.** Section 4 states the regimes without a numerical experiment; every setting here is this
-# chapter's own. A larger sweep: `papermill book/grq_regimes.ipynb out.ipynb -p n_seeds 20 -p abs_deltas "[3, 5, 10, 20, 30]"`.
+# *Changed after review C:* (i) claim 2 was stated for $h \in \{2, \dots, 5\}$ and failed at $h = \max(d, c) - 1$ in
+# about a quarter of base seeds (reviewer's scan: 7 of 30 base seeds at `init_scale` 0.5, e.g. 9/12 delayed-rich draws
+# of $(6, 5, 2)$ at seed 2); a scan made for this change (12 draws per base seed, not re-run here) found at `init_scale`
+# 0.5, $h = 3$ and $4$, base seeds 1 to 20, at most one failing draw in 240 per cell and never two in one base seed,
+# at `init_scale` 0.3 none in 120 draws (base seeds 1 to 10) of the delayed-rich cells at $h = 4$, and at $h = 2$ the
+# reviewer's 100 draws all held. (ii) $h = 2$ on both sides crashed on an empty list; the Prop. iso-rank row is now
+# not applicable when no side lacks an isotropic start. (iii) `single_neuron_time` lost up to $7 \cdot 10^{-5}$ of $t$
+# at $\delta = 10^{-6}$ by cancellation near $\beta = -\beta^*$; it is now evaluated without it (tested against
+# 50-digit arithmetic). (iv) `riccati_linearized` was singular for `ric_time` $\gtrsim 40$; it now propagates stepwise
+# (tested at $t = 100$). (v) `t_max` below 5000 is refused (the slowest fit in that scan took $t \approx 2400$,
+# $(6, 3, 2)$ at $\delta = -30$). (vi) printed bounds follow the measurement upward where an accepted input exceeds
+# the default's bound; the commutator is relative. (vii) the Prop. iso-rank row is "same code", not "identity".
 
 # %% tags=["parameters"]
 seed = 0  # base seed of every draw (data, teachers, initializations)
@@ -129,87 +109,49 @@ b14_time = 3.0  # horizon of the one-neuron flows (App. B.1.4)
 b14_tol = 1e-7  # closed-form time t(beta) against the flow's time
 
 # %%
-import yaml
-
 from markovlib.book import params
+from markovlib.richlazy import regimes_checks
 
-
-def _list(value):
-    # `papermill -p narrowing '[6, 3, 2]'` passes a string; `-y` or `-f` pass a list
-    return yaml.safe_load(value) if isinstance(value, str) else value
-
-
-def _shape(name, value, narrow):
-    out = params.int_list(name, _list(value), minimum=1)
-    if len(out) != 3:
-        raise ValueError(f"{name} must hold (d, h, c), got {value!r}")
-    d_, h_, c_ = out
-    if (d_ <= c_) if narrow else (d_ >= c_):
-        raise ValueError(f"{name} = {out}: a {'narrowing' if narrow else 'expanding'} network needs "
-                         f"d {'above' if narrow else 'below'} c")
-    if sorted((d_, c_)) != [2, 6] or not 2 <= h_ <= 4:
-        raise ValueError(f"{name} = {out}: the claims are stated (and checked) for (6, h, 2) and (2, h, 6) with h in "
-                         f"2..4, i.e. min(d, c) <= h <= max(d, c) - 2 (at h = max(d, c) - 1 the delayed-rich "
-                         f"criterion fails in about a quarter of base seeds)")
-    return out
-
-
-seed = params.nonnegative_int("seed", seed)
-n_seeds = params.positive_int("n_seeds", n_seeds)
-if n_seeds < 11:
-    raise ValueError(f"n_seeds must be >= 11 (a count over draws that tolerates one atypical draw), got {n_seeds}")
-narrowing = _shape("narrowing", narrowing, True)
-expanding = _shape("expanding", expanding, False)
-abs_deltas = sorted(params.real_list("abs_deltas", _list(abs_deltas), 3.0, 30.0))
-if len(abs_deltas) < 3 or len(set(abs_deltas)) != len(abs_deltas) or abs_deltas[0] != 3.0 or abs_deltas[-1] != 30.0:
-    raise ValueError(f"abs_deltas must hold at least 3 distinct values in [3, 30], 3 and 30 among them, got {abs_deltas}")
-init_scale = params.real("init_scale", init_scale, 0.3, 0.5)
-fit_eps = params.real("fit_eps", fit_eps, 1e-7, 1e-5)
-t_max = params.positive_real("t_max", t_max)
-if t_max < 5000:
-    raise ValueError(f"t_max must be >= 5000 (the slowest delayed-rich fits take a few thousand time units at "
-                     f"|delta| = 30), got {t_max!r}")
-s_lazy_max = params.real("s_lazy_max", s_lazy_max, 0.0, 1.0, closed=False)
-s_rich_ratio = params.real("s_rich_ratio", s_rich_ratio, 0.0, 1.0, closed=False)
-delay_ratio_min = params.real("delay_ratio_min", delay_ratio_min, 1.0, 100.0)
-slope_tol = params.positive_real("slope_tol", slope_tol)
-rate = params.real("rate", rate, 0.5, 1.0, closed=False)
-indep_tol = params.positive_real("indep_tol", indep_tol)
-ric_d = params.positive_int("ric_d", ric_d)
-if not 2 <= ric_d <= 4:
-    raise ValueError(f"ric_d must be in {{2, 3, 4}} (d >= c = 2), got {ric_d}")
-ric_cases = [params.real_list(f"ric_cases[{i}]", r) for i, r in enumerate(_list(ric_cases))]
-for i, r in enumerate(ric_cases):
-    if len(r) != 3 or r[0] == 0 or not -1.0 <= r[0] <= 2.0:
-        raise ValueError(f"ric_cases[{i}] must be (delta, n0_1 / s_1, n0_2 / s_2) with delta nonzero in [-1, 2]")
-    if max(abs(f) for f in r[1:]) > 3.0:
-        raise ValueError(f"ric_cases[{i}] = {r}: need |n0_i / s_i| <= 3 (the range where the reference integration "
-                         f"is checked)")
-    if any((abs(f) < 1) != (r[0] > 0) for f in r[1:]) or (r[0] < 0 and min(r[1:]) < 0):
-        raise ValueError(f"ric_cases[{i}] = {r}: need |n0_i / s_i| below 1 for delta > 0 and n0_i / s_i above 1 for "
-                         f"delta < 0 (an invertible A that stays invertible)")
-ric_general = params.real_list("ric_general", _list(ric_general), -1.0, 2.0)
-if 0.0 in ric_general:
-    raise ValueError("ric_general must not contain 0")
-ric_time = params.positive_real("ric_time", ric_time)
-if ric_time > 10:
-    raise ValueError(f"ric_time must be <= 10 (the reference integration's error carried to nu must stay 100 times "
-                     f"below ric_tol), got {ric_time!r}")
-ric_tol = params.positive_real("ric_tol", ric_tol)
-bern_tol = params.positive_real("bern_tol", bern_tol)
-bern_control = params.positive_real("bern_control", bern_control)
-if bern_control <= 100 * bern_tol:
-    raise ValueError(f"bern_control must exceed 100 * bern_tol (a wrong equation must miss by far more than the "
-                     f"tolerance), got {bern_control!r} and bern_tol {bern_tol!r}")
-b14_cases = [params.real_list(f"b14_cases[{i}]", r) for i, r in enumerate(_list(b14_cases))]
-for i, r in enumerate(b14_cases):
-    if len(r) != 3 or not 1e-6 <= abs(r[0]) <= 10 or r[1] == r[2] or max(abs(r[1]), abs(r[2])) > 10:
-        raise ValueError(f"b14_cases[{i}] must be (delta, beta*, beta0) with 1e-6 <= |delta| <= 10, beta0 != beta* and "
-                         f"|beta*|, |beta0| <= 10, got {r}")
-eta_a = params.real("eta_a", eta_a, 0.5, 2.0)
-eta_w = params.real("eta_w", eta_w, 0.5, 2.0)
-b14_time = params.positive_real("b14_time", b14_time)
-b14_tol = params.positive_real("b14_tol", b14_tol)
+SPEC = params.declare(
+    seed=params.Int(0, why="a seed"),
+    n_seeds=params.Int(11, why="a count over draws that tolerates one atypical draw in a cell"),
+    narrowing=regimes_checks.shape_rule(True, why="claim 2's range; at h = max(d, c) - 1 the delayed-rich criterion "
+                                                  "fails in about a quarter of base seeds"),
+    expanding=regimes_checks.shape_rule(False, why="the mirror image of the narrowing range"),
+    abs_deltas=params.RealList(3.0, 30.0, why="the sweep over which claim 2 is stated"),
+    init_scale=params.Real(0.3, 0.5, why="the stated range of initial scales (defaults and CI set)"),
+    fit_eps=params.Real(1e-7, 1e-5, why="below the fraction of the loss that the frozen kernel cannot reach"),
+    t_max=params.Real(5000.0, why="the slowest delayed-rich fits take a few thousand time units at |delta| = 30"),
+    s_lazy_max=params.Real(0.0, 1.0, closed=False, why="a kernel distance"),
+    s_rich_ratio=params.Real(0.0, 1.0, closed=False, why="a fraction of the kernel distance at the smallest |delta|"),
+    delay_ratio_min=params.Real(1.0, 100.0, why="the delay grows"),
+    slope_tol=params.Real(0.0, float("inf"), closed=False, why="a tolerance"),
+    rate=params.Real(0.5, 1.0, closed=False, why="a count's Wilson lower end must exceed at least 1/2"),
+    indep_tol=params.Real(0.0, float("inf"), closed=False, why="a tolerance"),
+    ric_d=params.Int(2, 4, why="d >= c = 2"),
+    ric_cases=regimes_checks.riccati_cases_rule(why="an invertible A_p that stays invertible, where the reference "
+                                                    "integration is checked"),
+    ric_general=params.RealList(-1.0, 2.0, why="the range of delta of the Riccati checks"),
+    ric_time=params.Real(0.0, 10.0, why="the reference integration's error carried to nu stays 100 times below ric_tol"),
+    ric_tol=params.Real(0.0, float("inf"), closed=False, why="a tolerance"),
+    bern_tol=params.Real(0.0, float("inf"), closed=False, why="a tolerance"),
+    bern_control=params.Real(0.0, float("inf"), closed=False, why="a negative control's smallest miss"),
+    b14_cases=regimes_checks.b14_cases_rule(why="App. B.1.4's closed form is stated there"),
+    eta_a=params.Real(0.5, 2.0, why="the stated range of rates in the one-neuron check"),
+    eta_w=params.Real(0.5, 2.0, why="the stated range of rates in the one-neuron check"),
+    b14_time=params.Real(0.0, float("inf"), closed=False, why="a horizon"),
+    b14_tol=params.Real(0.0, float("inf"), closed=False, why="a tolerance"),
+    require=[("abs_deltas: at least 3 distinct values, 3 and 30 among them",
+              lambda v: len(set(v["abs_deltas"])) == len(v["abs_deltas"]) >= 3
+              and min(v["abs_deltas"]) == 3.0 and max(v["abs_deltas"]) == 30.0, "the sweep spans its stated range"),
+             ("0 not in ric_general", lambda v: 0.0 not in v["ric_general"], "delta = 0 has no Riccati start"),
+             ("ric_time > 0", lambda v: v["ric_time"] > 0, "a horizon"),
+             ("bern_control > 100 * bern_tol", lambda v: v["bern_control"] > 100 * v["bern_tol"],
+              "a wrong equation must miss by far more than the tolerance")],
+)
+globals().update(SPEC.check(globals()))
+abs_deltas = sorted(abs_deltas)
+SPEC.table()
 
 # %%
 import matplotlib.pyplot as plt
@@ -217,32 +159,22 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from markovlib.book import plotting
-from markovlib.book.formatting import bound, fixed, ladder_limit
+from markovlib.book.formatting import bound, fixed
 from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.richlazy import linear_networks as LN
-from markovlib.richlazy import linear_regimes as LR
-from markovlib.richlazy.minimal_model import kernel_distance
+from markovlib.richlazy import linear_networks, linear_regimes
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
-# floors of the bounds printed in the measured column: at least 100 times above the errors observed at the
-# defaults on the machines tried and below the claims' tolerances
+# floors of the bounds printed in the measured column (regimes_checks.printed_bound): at least 100 times above the
+# errors observed at the defaults on the machines tried and below the claims' tolerances
 PRINT = dict(indep=5e-7, ric=5e-10, bern=1e-9, prop=5e-9, b14=5e-8, iso=5e-13, comm=1e-13, M=1e-10)
-
-
-def pbound(x, key, tol=None):
-    # the printed bound: PRINT[key] at the defaults; where an accepted input gives a larger value, the 1-2-3-5-7 step at
-    # least 3 times above it (never rounded down), and the value itself if that step would reach the tolerance
-    if not np.isfinite(x):  # NaN after a blow-up: printed as it is, and the claim fails
-        return f"{x}"
-    lim = ladder_limit(x, margin=3.0, floor=PRINT[key])
-    return bound(x, lim) if tol is None or lim < tol else f"{abs(x):.1e}"
+pbound = regimes_checks.printed_bound
 glue("n_seeds", str(n_seeds))
 
-
 # %% [markdown]
+# (sec-grq-regimes-iso)=
 # ## Setting and conventions
 #
 # As in {doc}`grq_wide_deep`: $f(x) = AWx$ with $W \in \mathbb{R}^{h\times d}$, $A \in \mathbb{R}^{c\times h}$,
@@ -275,34 +207,28 @@ glue("n_seeds", str(n_seeds))
 # $\delta > 0$ of $(6, 3, 2)$ the conserved matrix has the diagonal $\delta$ and a smallest eigenvalue of at most 0.
 # (With a Gaussian layer of fixed std, $\lVert\beta(0)\rVert$ would grow like $\sqrt{|\delta|}$, and so would the initial
 # loss against which the fit is measured.)
+#
+# At the default shapes, the lazy sides ($\delta > 0$ of $(6, 3, 2)$, $\delta < 0$ of $(2, 3, 6)$) have no isotropic
+# start, so every $\delta_k = \delta$ there; the delayed-rich sides start with $\Delta = \delta I$ exactly
+# (`regimes_checks.regime_start`). The next cell builds every start of the sweep and checks both.
 
 # %%
-def start(shape, dl, rng_seed):
-    """(A0, W0, isotropic): Delta = delta I where Prop. grq-prop-iso-rank allows it, else all delta_k = delta."""
-    d_, h_, c_ = shape
-    if (dl > 0 and h_ <= c_) or (dl < 0 and h_ <= d_):
-        A0, W0 = LN.isotropic_init(d_, h_, c_, dl, scale=init_scale / np.sqrt(abs(dl)), seed=rng_seed)
-        return A0, W0, True
-    A0, W0 = LN.init_with_deltas(d_, c_, np.full(h_, dl), np.full(h_, init_scale), seed=rng_seed)
-    return A0, W0, False
-
-
 iso_err, lam_nonisotropic, refused = 0.0, [], 0
 for shape in (narrowing, expanding):
     d_, h_, c_ = shape
     for sgn in (1, -1):
         for m in abs_deltas:
-            A0, W0, iso = start(shape, sgn * m, 0)
-            Dm = LN.conserved_matrix(A0, W0)
+            A0, W0, iso = regimes_checks.regime_start(shape, sgn * m, 0, init_scale)
+            Dm = linear_networks.conserved_matrix(A0, W0)
             if iso:
                 iso_err = max(iso_err, float(np.max(np.abs(Dm - sgn * m * np.eye(h_)))) / m)
             else:
                 lam_nonisotropic.append(float(np.linalg.eigvalsh(Dm)[0] if sgn > 0 else -np.linalg.eigvalsh(Dm)[-1]))
                 try:
-                    LN.isotropic_init(d_, h_, c_, sgn * m)
+                    linear_networks.isotropic_init(d_, h_, c_, sgn * m)
                 except ValueError:
                     refused += 1
-print(f"isotropic starts: max |Delta - delta I| / |delta| {pbound(iso_err, 'iso', 1e-12)}")
+print(f"isotropic starts: max |Delta - delta I| / |delta| {pbound(iso_err, PRINT['iso'], 1e-12)}")
 if lam_nonisotropic:
     lam_max = max(lam_nonisotropic)
     print(f"equal-delta_k starts: {len(lam_nonisotropic)}, the isotropic construction refused {refused} of them; "
@@ -311,8 +237,10 @@ if lam_nonisotropic:
 else:  # h <= min(d, c): Delta = delta I exists on every side, so the proposition has nothing to refuse here
     print(f"equal-delta_k starts: none (h <= min(d, c) at {tuple(narrowing)} and {tuple(expanding)}: every start is "
           f"isotropic); the row on Prop. iso-rank is not applicable and is not recorded")
+
+# %% tags=["hide-input"]
 _ = verified.record("Delta = delta I exactly on the sides where it exists", iso_err < 1e-12,
-                    check="every isotropic start of the sweep", measured=pbound(iso_err, "iso", 1e-12),
+                    check="every isotropic start of the sweep", measured=pbound(iso_err, PRINT["iso"], 1e-12),
                     tolerance="1e-12 (relative)", kind="same code")
 if lam_nonisotropic:
     _ = verified.record("Prop. iso-rank: no Delta = delta I with delta > 0 and h > c, or delta < 0 and h > d",
@@ -322,6 +250,7 @@ if lam_nonisotropic:
                         tolerance="all refused", kind="same code")
 
 # %% [markdown]
+# (sec-grq-regimes-sides)=
 # ## Which side is lazy
 #
 # Take all $\delta_k = \delta$. By {prf:ref}`grq-thm-4-1`, with $S_k = \sqrt{\delta^2 + 4\eta_a\eta_w\lVert\beta_k\rVert^2}$,
@@ -379,25 +308,13 @@ CELLS = [("narrow_lazy", narrowing, 1), ("narrow_rich", narrowing, -1), ("expand
          ("expand_rich", expanding, 1)]
 results = {}
 for name, shape, sgn in CELLS:
-    d_, h_, c_ = shape
-    T = np.zeros((n_seeds, len(abs_deltas)))
-    S = np.zeros_like(T)
-    for k in range(n_seeds):
-        rng = np.random.default_rng([seed, 22, k, d_, c_])  # one draw per (seed, k, shape): both sides share it
-        X = rng.standard_normal((2 * max(d_, c_), d_))
-        Y = X @ rng.standard_normal((c_, d_)).T
-        init_seed = int(rng.integers(2**31))
-        for j, m in enumerate(abs_deltas):
-            A0, W0, _ = start(shape, sgn * m, init_seed)
-            T[k, j], A1, W1 = LR.flow_to_fit(A0, W0, X, Y, fit_eps, t_max)
-            S[k, j] = kernel_distance(LN.ntk(X, A0, W0), LN.ntk(X, A1, W1))
+    T, S = regimes_checks.fit_sweep(shape, sgn, abs_deltas, n_seeds, seed, init_scale, fit_eps, t_max)
     results[name] = dict(T=T, S=S, shape=shape, sgn=sgn)
 
+# %% [markdown]
+# Per cell and $|\delta|$: the median time to fit and the median and range of the kernel distance over the draws.
 
-def median_slope(T):
-    return float(np.median(np.log(T[:, -1] / T[:, -2]) / np.log(abs_deltas[-1] / abs_deltas[-2])))
-
-
+# %%
 print(f"{'cell':<12} {'(d, h, c)':<10} {'delta':>7} {'median t_fit':>13} {'median S':>9} {'range of S':>20}")
 for name, r in results.items():
     for j, m in enumerate(abs_deltas):
@@ -405,24 +322,24 @@ for name, r in results.items():
         print(f"{name:<12} {str(tuple(r['shape'])):<10} {r['sgn'] * m:>7g} {np.median(r['T'][:, j]):>13.2g} "
               f"{np.median(s_col):>9.1e} {f'{s_col.min():.1e} to {s_col.max():.1e}':>20}")
 
+# %% [markdown]
+# The criterion per draw (`regimes_checks.regime_ok`) and the median log-log slope of $t_\mathrm{fit}$ between the two
+# largest $|\delta|$ (`regimes_checks.median_slope`), counted and recorded in the folded cell after it.
+
 # %%
-counts = {}
+counts, slopes = {}, {}
 for name, r in results.items():
-    T, S = r["T"], r["S"]
-    if name.endswith("lazy"):
-        ok = (np.all(np.diff(T, axis=1) < 0, axis=1) & np.all(np.diff(S, axis=1) < 0, axis=1)
-              & (S[:, -1] < s_lazy_max))
-    else:
-        ok = (np.all(np.diff(T, axis=1) > 0, axis=1) & (T[:, -1] / T[:, 0] >= delay_ratio_min)
-              & (S[:, -1] >= s_rich_ratio * S[:, 0]))
-    counts[name] = int(ok.sum())
-    glue(f"count_{name}", f"{counts[name]}/{n_seeds}")
-    glue(f"slope_{name}", fixed(median_slope(T), 1))
+    ok = regimes_checks.regime_ok(r["T"], r["S"], name.endswith("lazy"), s_lazy_max, delay_ratio_min, s_rich_ratio)
+    counts[name], slopes[name] = int(ok.sum()), regimes_checks.median_slope(r["T"], abs_deltas)
     print(f"{name}: {counts[name]}/{n_seeds} draws meet the criterion; median slope of t_fit between |delta| = "
-          f"{abs_deltas[-2]:g} and {abs_deltas[-1]:g}: {fixed(median_slope(T), 1)}")
+          f"{abs_deltas[-2]:g} and {abs_deltas[-1]:g}: {fixed(slopes[name], 1)}")
+
+# %% tags=["hide-input"]
 LABEL = {"narrow_lazy": ("narrowing", "lazy", "delta >> 0"), "narrow_rich": ("narrowing", "delayed rich", "delta << 0"),
          "expand_lazy": ("expanding", "lazy", "delta << 0"), "expand_rich": ("expanding", "delayed rich", "delta >> 0")}
 for name, r in results.items():
+    glue(f"count_{name}", f"{counts[name]}/{n_seeds}")
+    glue(f"slope_{name}", fixed(slopes[name], 1))
     net, regime, side = LABEL[name]
     crit = (f"S and t_fit fall with |delta|, S < {s_lazy_max:g} at |delta| = {abs_deltas[-1]:g}" if regime == "lazy"
             else f"t_fit rises with |delta|, x{delay_ratio_min:g} or more over the sweep; S at |delta| = {abs_deltas[-1]:g} "
@@ -432,7 +349,7 @@ for name, r in results.items():
 for name, r in results.items():
     net, regime, side = LABEL[name]
     target = -1.0 if regime == "lazy" else 1.0
-    sl = median_slope(r["T"])
+    sl = slopes[name]
     _ = verified.record(f"{net} {side}: t_fit ~ |delta|^{target:+g} (derived heuristic)", abs(sl - target) < slope_tol,
                         check=f"median log-log slope of t_fit between |delta| = {abs_deltas[-2]:g} and {abs_deltas[-1]:g}",
                         measured=fixed(sl, 1), tolerance=f"{target:+g} +- {slope_tol:g}", kind="same code")
@@ -446,56 +363,56 @@ for name, r in results.items():
 # `indep_tol` $= 10^{-5}$ leaves a margin of $10^3$ or more.
 
 # %%
-# independent reference (do not replace with markovlib): the flow, its time to fit and the NTK, written here
 def raw_fit(A0, W0, X, Y):
+    """Independent reference (no markovlib): the flow on the raw parameters by DOP853 until the loss is fit_eps of
+    its start (an integrator event); returns (t_fit, A, W) there."""
     c_, h_ = A0.shape
-    d_ = W0.shape[1]
     n_ = X.shape[0]
-
-    def loss(z):
-        return np.sum((X @ (z[: c_ * h_].reshape(c_, h_) @ z[c_ * h_:].reshape(h_, d_)).T - Y) ** 2) / (2 * n_)
+    split = lambda z: (z[: c_ * h_].reshape(c_, h_), z[c_ * h_:].reshape(h_, W0.shape[1]))  # noqa: E731
+    loss = lambda z: np.sum((X @ (split(z)[0] @ split(z)[1]).T - Y) ** 2) / (2 * n_)  # noqa: E731
 
     def rhs(_, z):
-        a, w = z[: c_ * h_].reshape(c_, h_), z[c_ * h_:].reshape(h_, d_)
+        a, w = split(z)
         G = (X @ (a @ w).T - Y).T @ X / n_
         return np.concatenate([(-G @ w.T).ravel(), (-a.T @ G).ravel()])
 
     z0 = np.concatenate([A0.ravel(), W0.ravel()])
     L_end = loss(z0) * fit_eps  # realizable teacher: the least-squares loss is 0
-
-    def ev(_, z):
-        return loss(z) - L_end
-
+    ev = lambda _, z: loss(z) - L_end  # noqa: E731
     ev.terminal, ev.direction = True, -1
     sol = solve_ivp(rhs, (0, t_max), z0, method="DOP853", events=ev, rtol=1e-10, atol=1e-13)
-    z = sol.y_events[0][0]
-    return sol.t_events[0][0], z[: c_ * h_].reshape(c_, h_), z[c_ * h_:].reshape(h_, d_)
+    return (sol.t_events[0][0], *split(sol.y_events[0][0]))
 
 
-def raw_kernel(X, A, W):
-    XW = X @ W.T
-    return np.kron(XW @ XW.T, np.eye(A.shape[0])) + np.kron(X @ X.T, A @ A.T)
+# %% [markdown]
+# The kernel $K = XW^\top WX^\top \otimes I_c + XX^\top \otimes AA^\top$ and the kernel distance are written out
+# here too; the first draw of every cell at every $|\delta|$ is integrated again.
 
-
+# %%
 err_t, err_s = 0.0, 0.0
 for name, r in results.items():
-    d_, h_, c_ = r["shape"]
-    rng = np.random.default_rng([seed, 22, 0, d_, c_])
-    X = rng.standard_normal((2 * max(d_, c_), d_))
-    Y = X @ rng.standard_normal((c_, d_)).T
-    init_seed = int(rng.integers(2**31))
+    X, Y, init_seed = regimes_checks.draw_problem(r["shape"], seed, 0)
     for j, m in enumerate(abs_deltas):
-        A0, W0, _ = start(r["shape"], r["sgn"] * m, init_seed)
+        A0, W0, _ = regimes_checks.regime_start(r["shape"], r["sgn"] * m, init_seed, init_scale)
         t1, A1, W1 = raw_fit(A0, W0, X, Y)
-        K0, K1 = raw_kernel(X, A0, W0), raw_kernel(X, A1, W1)
+        # Independent reference: the NTK of f(x) = AWx on the training inputs, and S = 1 - <K0, K1> / (|K0| |K1|)
+        K0, K1 = ((np.kron(X @ W.T @ W @ X.T, np.eye(A.shape[0])) + np.kron(X @ X.T, A @ A.T)) for A, W in
+                  ((A0, W0), (A1, W1)))
         s1 = 1 - np.sum(K0 * K1) / (np.linalg.norm(K0) * np.linalg.norm(K1))
         err_t = max(err_t, abs(t1 - r["T"][0, j]) / r["T"][0, j])
         err_s = max(err_s, abs(s1 - r["S"][0, j]))
-print(f"DOP853 against markovlib: t_fit {pbound(err_t, 'indep', indep_tol)} (relative), S {pbound(err_s, 'indep', indep_tol)}")
+print(f"DOP853 against markovlib: t_fit {pbound(err_t, PRINT['indep'], indep_tol)} (relative), "
+      f"S {pbound(err_s, PRINT['indep'], indep_tol)}")
+
+# %% tags=["hide-input"]
+glue("indep_err", pbound(max(err_t, err_s), PRINT["indep"], indep_tol))
 _ = verified.record("time to fit and kernel distance by a second integrator", max(err_t, err_s) < indep_tol,
                     check=f"DOP853 on the raw parameters, first draw of every cell, |delta| in {abs_deltas}",
-                    measured=f"{pbound(err_t, 'indep', indep_tol)} / {pbound(err_s, 'indep', indep_tol)}",
+                    measured=f"{pbound(err_t, PRINT['indep'], indep_tol)} / {pbound(err_s, PRINT['indep'], indep_tol)}",
                     tolerance=f"{indep_tol:g}", kind="independent")
+
+# %% [markdown]
+# The time to fit and the kernel distance over $\delta$, every draw and the median of each cell.
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
@@ -524,16 +441,12 @@ plt.show()
 # grows with $|\delta|$, the plateau of the loss curves below (first draw of the narrowing network, $\delta < 0$).
 
 # %%
-d_, h_, c_ = narrowing
-rng = np.random.default_rng([seed, 22, 0, d_, c_])
-X = rng.standard_normal((2 * max(d_, c_), d_))
-Y = X @ rng.standard_normal((c_, d_)).T
-init_seed = int(rng.integers(2**31))
+X, Y, init_seed = regimes_checks.draw_problem(narrowing, seed, 0)
 fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
 t_grid = np.linspace(0, 1.3 * float(results["narrow_rich"]["T"][0].max()), 400)
 for m, col in zip(abs_deltas, plt.cm.Reds(np.linspace(0.45, 0.95, len(abs_deltas)))):
-    A0, W0, _ = start(narrowing, -m, init_seed)
-    At, Wt = LN.gradient_flow(A0, W0, X, Y, t_grid, rtol=1e-9, atol=1e-12)
+    A0, W0, _ = regimes_checks.regime_start(narrowing, -m, init_seed, init_scale)
+    At, Wt = linear_networks.gradient_flow(A0, W0, X, Y, t_grid, rtol=1e-9, atol=1e-12)
     loss = np.array([np.sum((X @ (a @ w).T - Y) ** 2) for a, w in zip(At, Wt)]) / (2 * X.shape[0])
     ax.plot(t_grid, loss / loss[0], color=col, label=f"$\\delta = {-m:g}$")
 ax.axhline(fit_eps, color=plotting.NEUTRAL, ls=":", lw=0.8, label="fit threshold")
@@ -545,6 +458,7 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
+# (sec-grq-regimes-riccati)=
 # ## App. B.1.1: the matrix Riccati equation
 #
 # In the paper's notation ($A_p = A^\top \in \mathbb{R}^{h\times c}$, $\beta = W^\top A_p \in \mathbb{R}^{d\times c}$),
@@ -653,8 +567,9 @@ plt.show()
 # `ric_tol` $= 10^{-7}$, then that the closed forms are within `ric_tol` of the flow.
 
 # %%
-# independent reference (do not replace with markovlib): the flow on the raw parameters, integrated here
 def raw_flow(A0, W0, X, Y, t, rtol, ea=1.0, ew=1.0):
+    """Independent reference (no markovlib): the gradient flow of L = |X beta^T - Y|^2 / (2n) on the raw parameters
+    (A, W) at rates (ea, ew), by DOP853 at tolerance ``rtol``, sampled at ``t``."""
     c_, h_ = A0.shape
     d_ = W0.shape[1]
     XtX, YtX = X.T @ X / X.shape[0], Y.T @ X / X.shape[0]
@@ -670,6 +585,11 @@ def raw_flow(A0, W0, X, Y, t, rtol, ea=1.0, ew=1.0):
     return z[:, : c_ * h_].reshape(-1, c_, h_), z[:, c_ * h_:].reshape(-1, h_, d_)
 
 
+# %% [markdown]
+# The whitened problem: $n = 2d$ inputs with $X^\top X/n = I$, a Gaussian $\beta^*$ with $c = 2$, and the eigenbasis
+# $V$ of $\beta^{*\top}\beta^*$.
+
+# %%
 rr = np.random.default_rng([seed, 22, 1])
 n_w = 2 * ric_d
 Xw = np.linalg.qr(rr.standard_normal((n_w, ric_d)))[0] * np.sqrt(n_w)  # whitened: X^T X / n = I
@@ -679,15 +599,19 @@ Qs = b_star @ b_star.T  # beta*_p^T beta*_p in the paper's notation
 s_star = np.linalg.svd(b_star, compute_uv=False)
 ev, V = np.linalg.eigh(Qs)
 t_ric = np.linspace(0.0, ric_time, 9)
+
+# %% [markdown]
+# Every start's flow at the two tolerances, $\nu(t)$ from it, the error carried to $\nu$, and the closed forms.
+
+# %%
 ric_flows = []  # the flows, reused by the Bernoulli check below
 err_scalar, err_lin, err_prop, comm = 0.0, 0.0, 0.0, 0.0
 starts = [("shared", dl, np.array(fr) * s_star) for dl, *fr in ric_cases] + [("general", dl, None) for dl in ric_general]
-fig, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
 for i, (kind_, dl, n0) in enumerate(starts):
     if kind_ == "shared":
-        A0, W0 = LR.shared_eigenspace_init(b_star, dl, n0, seed=seed + i)
+        A0, W0 = linear_regimes.shared_eigenspace_init(b_star, dl, n0, seed=seed + i)
     else:
-        A0, W0 = LN.isotropic_init(ric_d, 2, 2, dl, scale=0.5, seed=seed + i)
+        A0, W0 = linear_networks.isotropic_init(ric_d, 2, 2, dl, scale=0.5, seed=seed + i)
     At, Wt = raw_flow(A0, W0, Xw, Yw, t_ric, 1e-12)
     At2, Wt2 = raw_flow(A0, W0, Xw, Yw, t_ric, 1e-13)
     nus = np.array([np.linalg.solve(a.T, w @ b_star.T) for a, w in zip(At, Wt)])  # nu = A_p^{-1} W beta*_p, here
@@ -696,24 +620,36 @@ for i, (kind_, dl, n0) in enumerate(starts):
     eA, eW = np.linalg.norm(At - At2, axis=(1, 2)), np.linalg.norm(Wt - Wt2, axis=(1, 2))  # Frobenius
     prop = inv * (eW * np.linalg.norm(b_star, 2) + eA * np.linalg.norm(nus, 2, axis=(1, 2)))
     err_prop = max(err_prop, float(prop.max()))
-    lin = LR.riccati_linearized(nus[0], Qs, dl, t_ric)
-    err_lin = max(err_lin, float(np.abs(nus - lin).max()))
+    err_lin = max(err_lin, float(np.abs(nus - linear_regimes.riccati_linearized(nus[0], Qs, dl, t_ric)).max()))
     if kind_ == "shared":
         comm = max(comm, float(np.abs(nus[0] @ Qs - Qs @ nus[0]).max() / (np.abs(nus[0]).max() * np.abs(Qs).max())))
-        sc = LR.scalar_riccati(np.diag(V.T @ nus[0] @ V), ev, dl, t_ric)
+        sc = linear_regimes.scalar_riccati(np.diag(V.T @ nus[0] @ V), ev, dl, t_ric)
         err_scalar = max(err_scalar, float(np.abs(nus - np.einsum("ij,tj,kj->tik", V, sc, V)).max()))
-        tt = np.linspace(0.0, ric_time, 200)
-        sc_dense = LR.scalar_riccati(np.diag(V.T @ nus[0] @ V), ev, dl, tt)
+print(f"nu(0) commutes with beta*^T beta* (shared starts), relative to max|nu(0)| max|beta*^T beta*|: "
+      f"{pbound(comm, PRINT['comm'], 1e-12)}")
+print(f"integrator error carried to nu (first order): {pbound(err_prop, PRINT['prop'], ric_tol)}")
+print(f"scalar closed forms against the flow: {pbound(err_scalar, PRINT['ric'], ric_tol)}; "
+      f"linearization: {pbound(err_lin, PRINT['ric'], ric_tol)}")
+
+# %% [markdown]
+# The closed forms (lines) and the flow (dots): the eigenvalues $n_i(t)$ for the shared starts, the entries of
+# $\nu(t)$ for the general ones.
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
+tt = np.linspace(0.0, ric_time, 200)
+for i, (kind_, dl, _, _, _, _, nus) in enumerate(ric_flows):
+    if kind_ == "shared":
+        sc_dense = linear_regimes.scalar_riccati(np.diag(V.T @ nus[0] @ V), ev, dl, tt)
         for j in range(2):
             axes[0].plot(tt, sc_dense[:, j], color=plt.cm.viridis(i / len(starts)),
                          ls="-" if j == 0 else "--", label=f"$\\delta = {dl:g}$, $n_{j + 1}$")
             axes[0].plot(t_ric, [V[:, j] @ nu @ V[:, j] for nu in nus], "o", color=plt.cm.viridis(i / len(starts)), ms=4)
     else:
+        lin_dense = linear_regimes.riccati_linearized(nus[0], Qs, dl, tt)
         for j, (p, q) in enumerate(((0, 0), (0, 1), (1, 0))):
             axes[1].plot(t_ric, nus[:, p, q], "o", ms=4, color=plt.cm.plasma(0.2 + 0.3 * j))
-            axes[1].plot(np.linspace(0, ric_time, 200),
-                         LR.riccati_linearized(nus[0], Qs, dl, np.linspace(0, ric_time, 200))[:, p, q],
-                         color=plt.cm.plasma(0.2 + 0.3 * j), ls="-" if dl > 0 else "--",
+            axes[1].plot(tt, lin_dense[:, p, q], color=plt.cm.plasma(0.2 + 0.3 * j), ls="-" if dl > 0 else "--",
                          label=f"$\\delta = {dl:g}$, $\\nu_{{{p + 1}{q + 1}}}$")
 axes[0].set_title("Shared eigenspace: scalar Riccati closed forms (lines) and the flow (dots)")
 axes[1].set_title("General start: the linearization $\\nu = \\dot Z Z^{-1}$ (lines) and the flow (dots)")
@@ -723,28 +659,28 @@ for ax in axes:
 axes[0].set_ylabel("eigenvalue $n_i(t)$ of $\\nu$")
 axes[1].set_ylabel("entries of $\\nu(t)$")
 plt.show()
-print(f"nu(0) commutes with beta*^T beta* (shared starts), relative to max|nu(0)| max|beta*^T beta*|: "
-      f"{pbound(comm, 'comm', 1e-12)}")
-print(f"integrator error carried to nu (first order): {pbound(err_prop, 'prop', ric_tol)}")
+
+# %% tags=["hide-input"]
 prop_ok = 100 * err_prop < ric_tol  # the tolerance is at least 100 times the estimated error
-print(f"scalar closed forms against the flow: {pbound(err_scalar, 'ric', ric_tol)}; "
-      f"linearization: {pbound(err_lin, 'ric', ric_tol)}")
+glue("ric_err", pbound(max(err_scalar, err_lin), PRINT["ric"], ric_tol))
 _ = verified.record("shared-eigenspace start: Delta = delta I and nu(0) commutes with beta*^T beta*", comm < 1e-12,
                     check="markovlib's construction, commutator relative to max|nu(0)| max|beta*^T beta*|",
-                    measured=pbound(comm, "comm", 1e-12), tolerance="1e-12 (relative)",
+                    measured=pbound(comm, PRINT["comm"], 1e-12), tolerance="1e-12 (relative)",
                     kind="identity")
 _ = verified.record("Riccati (shared eigenspace): scalar closed forms = flow", err_scalar < ric_tol and prop_ok,
                     check=f"{len(ric_cases)} starts, delta in {[c[0] for c in ric_cases]}, {len(t_ric)} times; ric_tol >= 100 x "
                           "the integrator error carried to nu",
-                    measured=pbound(err_scalar, "ric", ric_tol), tolerance=f"{ric_tol:g}", kind="independent")
+                    measured=pbound(err_scalar, PRINT["ric"], ric_tol), tolerance=f"{ric_tol:g}", kind="independent")
 _ = verified.record("Riccati (any start): linearization nu = Z' Z^-1 = flow", err_lin < ric_tol and prop_ok,
                     check=f"{len(starts)} starts incl. random isotropic at delta in {ric_general}; ric_tol >= 100 x the "
                           "integrator error carried to nu",
-                    measured=pbound(err_lin, "ric", ric_tol), tolerance=f"{ric_tol:g}", kind="independent")
-
+                    measured=pbound(err_lin, PRINT["ric"], ric_tol), tolerance=f"{ric_tol:g}", kind="independent")
 
 # %% [markdown]
-# **The check of the Bernoulli equation.** (a) Along every flow of the Riccati check above (shared-eigenspace and random
+# (sec-grq-regimes-bernoulli)=
+# ### The Bernoulli equation, checked
+#
+# (a) Along every flow of the Riccati check above (shared-eigenspace and random
 # isotropic starts), $C = A_p^\top A_p$ of the flow against the coupled system {eq}`grq-eq-b-riccati`,
 # {eq}`grq-eq-b-bernoulli` integrated here on its own from $(\nu(0), C(0))$ (DOP853). (b) The closed form
 # {eq}`grq-eq-b-scalar-bernoulli` needs $C(0)$ in the shared eigenspace, which markovlib's `shared_eigenspace_init` does
@@ -764,11 +700,13 @@ _ = verified.record("Riccati (any start): linearization nu = Z' Z^-1 = flow", er
 # then that both routes are within `bern_tol` of the flow. **Negative controls.** The same comparison with two wrong
 # equations, the sign of $\delta$ flipped in {eq}`grq-eq-b-bernoulli` or its term $\nu^\top C$ dropped: each must miss
 # the flow by more than `bern_control` $= 10^{-3}$ on every flow, so the check can fail.
+# The construction is `regimes_checks.bernoulli_shared_start`.
 
 # %%
-# independent reference (do not replace with markovlib): the coupled Riccati-Bernoulli system for (nu, C),
-# integrated here on its own from nu(0), C(0); `control` integrates a wrong Bernoulli equation (negative controls)
 def nu_c_flow(nu0, C0, dl, t, rtol, control=None):
+    """Independent reference (no markovlib): the coupled Riccati-Bernoulli system for (nu, C), integrated on its own
+    from (nu(0), C(0)) by DOP853; ``control`` integrates a wrong Bernoulli equation (the negative controls). NaN
+    after a blow-up (a wrong equation may blow up)."""
     c_ = nu0.shape[0]
 
     def rhs(_, z):
@@ -780,33 +718,25 @@ def nu_c_flow(nu0, C0, dl, t, rtol, control=None):
 
     sol = solve_ivp(rhs, (0, t[-1]), np.concatenate([nu0.ravel(), C0.ravel()]), method="DOP853", t_eval=t,
                     rtol=rtol, atol=rtol)
-    out = np.full((len(t), c_, c_), np.nan)  # NaN after a blow-up (a wrong equation may blow up)
+    out = np.full((len(t), c_, c_), np.nan)
     out[: sol.y.shape[1]] = sol.y.T[:, c_ * c_:].reshape(-1, c_, c_)
     return out
 
 
-# the closed form of the shared-eigenspace case derived above, written here
-def bernoulli_closed(c0, n0, s2, dl, t):
-    D = np.sqrt(dl**2 + 4 * s2)
-    n_p, n_m = (-dl + D) / 2, (-dl - D) / 2
-    a, b = n0 - n_m, n0 - n_p
-    t = np.asarray(t)[:, None]
-    z = (a * np.exp(n_p * t) - b * np.exp(n_m * t)) / D  # z_i, with n_i = z_i' / z_i
+# %% [markdown]
+# (a) Along every flow of the Riccati check: $C = A_p^\top A_p$ against the system integrated alone, at two
+# tolerances, and against the two wrong equations. The proposition holds while $A_p$ is invertible, so each flow is
+# compared up to the last sample time before $\det A_p$ changes sign (where $\nu$ has a pole: the linearization
+# $\nu = \dot ZZ^{-1}$ passes such poles, the system integrated on its own cannot), and skipped if fewer than 3
+# sample times remain.
 
-    def E(k):
-        return np.expm1(k * t) / k
-
-    integral = (a**2 * E(dl + D) - 2 * a * b * E(dl) + b**2 * E(dl - D)) / D**2  # int_0^t z_i^2 e^{2 delta s} ds
-    return z**2 * np.exp(2 * dl * t) / (1 / c0 + 2 * integral)
-
-
+# %%
 CONTROLS = ("delta sign flipped", "nu^T C dropped")
 errs = {"bern": [], "bern_est": [], "cf": [], "cf_est": [], "start": []}  # NaN propagates into np.max
 err_ctrl = {k: np.inf for k in CONTROLS}
-fig, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
-n_cut = 0  # flows on which A_p passes a singular matrix within ric_time: nu (and the system) has a pole there
-for i, (kind_, dl, At, Wt, At2, Wt2, nus) in enumerate(ric_flows):  # (a): every flow of the Riccati check
-    det = np.linalg.det(At)  # the proposition holds while A_p is invertible: compare up to the first sign change
+n_cut, general_C = 0, []  # flows on which A_p passes a singular matrix within ric_time; the general flows, drawn below
+for i, (kind_, dl, At, Wt, At2, Wt2, nus) in enumerate(ric_flows):
+    det = np.linalg.det(At)
     k_inv = next((k for k in range(1, len(t_ric)) if np.sign(det[k]) != np.sign(det[0])), len(t_ric))
     n_cut += k_inv < len(t_ric)
     if k_inv < 3:  # too short an invertible stretch to compare
@@ -820,29 +750,31 @@ for i, (kind_, dl, At, Wt, At2, Wt2, nus) in enumerate(ric_flows):  # (a): every
     for k in CONTROLS:  # the miss up to the control's blow-up, if it blows up
         err_ctrl[k] = min(err_ctrl[k], float(np.nanmax(np.abs(Cs - nu_c_flow(nus[0], Cs[0], dl, tk, 1e-12, k)))))
     if kind_ == "general":
-        tt = np.linspace(0.0, tk[-1], 100)
-        dense = nu_c_flow(nus[0], Cs[0], dl, tt, 1e-12)
-        for j, (p, q) in enumerate(((0, 0), (0, 1), (1, 1))):
-            axes[1].plot(tk, Cs[:, p, q], "o", ms=4, color=plt.cm.plasma(0.2 + 0.3 * j))
-            axes[1].plot(tt, dense[:, p, q], color=plt.cm.plasma(0.2 + 0.3 * j), ls="-" if dl > 0 else "--",
-                         label=f"$\\delta = {dl:g}$, $C_{{{p + 1}{q + 1}}}$")
+        general_C.append((dl, tk, Cs, nus[0]))
 
-# (b): shared-eigenspace starts with C(0) diagonal in V, built here; W has a component r u_perp along A_p v_1
-# outside the row space of beta*_p (when d > c), so that C(0) is not fixed by nu(0) alone
+# %% [markdown]
+# (b) The closed form {eq}`grq-eq-b-scalar-bernoulli`, written out here, on starts whose $C(0)$ shares the eigenspace
+# (`regimes_checks.bernoulli_shared_start`, the construction above), each flow at two tolerances.
+
+# %%
+def bernoulli_closed(c0, n0, s2, dl, t):
+    """Independent reference: c_i(t) of the shared eigenspace, eq. grq-eq-b-scalar-bernoulli, derived above."""
+    D = np.sqrt(dl**2 + 4 * s2)
+    n_p, n_m = (-dl + D) / 2, (-dl - D) / 2
+    a, b = n0 - n_m, n0 - n_p
+    t = np.asarray(t)[:, None]
+    z = (a * np.exp(n_p * t) - b * np.exp(n_m * t)) / D  # z_i, with n_i = z_i' / z_i
+    E_up, E_mid, E_down = (np.expm1(k * t) / k for k in (dl + D, dl, dl - D))  # E_k(t) = (e^{kt} - 1) / k
+    integral = (a**2 * E_up - 2 * a * b * E_mid + b**2 * E_down) / D**2  # int_0^t z_i^2 e^{2 delta s} ds
+    return z**2 * np.exp(2 * dl * t) / (1 / c0 + 2 * integral)
+
+
 rs = np.random.default_rng([seed, 22, 3])
-U_full, s_b, Vt_b = np.linalg.svd(b_star.T)  # beta*_p = U diag(s) V^T
-U_b, U_perp, V_b = U_full[:, :2], U_full[:, 2:], Vt_b.T
+_, s_b, Vt_b = np.linalg.svd(b_star.T)  # beta*_p = U diag(s) V^T
+V_b = Vt_b.T
+shared_C = []  # the flows, drawn below
 for i, (dl, *fr) in enumerate(ric_cases):
-    n0 = np.array(fr) * s_b
-    m = 1 - (n0 / s_b) ** 2  # sign(m) = sign(delta): the validation cell's condition
-    r2 = abs(m[0]) / 2 if ric_d > 2 else 0.0
-    k_diag = m - r2 * np.array([1.0, 0.0])  # keeps the sign of delta
-    O = np.linalg.qr(rs.standard_normal((2, 2)))[0]
-    Ap = np.sqrt(abs(dl)) * O @ np.diag(np.abs(k_diag) ** -0.5) @ V_b.T  # A_p K A_p^T = delta I, K = V diag(k_diag) V^T
-    W0 = Ap @ V_b @ np.diag(n0 / s_b) @ U_b.T
-    if ric_d > 2:
-        W0 = W0 + np.sqrt(r2) * np.outer(Ap @ V_b[:, 0], U_perp[:, 0])
-    A0 = Ap.T
+    A0, W0 = regimes_checks.bernoulli_shared_start(b_star, dl, fr, rs)
     At, Wt = raw_flow(A0, W0, Xw, Yw, t_ric, 1e-12)
     At2, _ = raw_flow(A0, W0, Xw, Yw, t_ric, 1e-13)
     Cs, Cs2 = At @ At.transpose(0, 2, 1), At2 @ At2.transpose(0, 2, 1)
@@ -853,13 +785,28 @@ for i, (dl, *fr) in enumerate(ric_cases):
     cf = bernoulli_closed(np.diag(Vc), np.diag(Vn), s_b**2, dl, t_ric)
     errs["cf"].append(np.abs(Cs - np.einsum("ij,tj,kj->tik", V_b, cf, V_b)).max())
     errs["cf_est"].append(np.abs(Cs - Cs2).max())
-    tt = np.linspace(0.0, ric_time, 200)
-    cf_dense = bernoulli_closed(np.diag(Vc), np.diag(Vn), s_b**2, dl, tt)
+    shared_C.append((dl, Cs, np.diag(Vc), np.diag(Vn)))
+
+# %% [markdown]
+# The closed-form $c_i(t)$ for the shared starts (left) and the system integrated alone for the general ones
+# (right), lines, against the flow, dots.
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
+tt = np.linspace(0.0, ric_time, 200)
+for i, (dl, Cs, c0, n0) in enumerate(shared_C):
+    cf_dense = bernoulli_closed(c0, n0, s_b**2, dl, tt)
     for j in range(2):
         axes[0].plot(tt, cf_dense[:, j], color=plt.cm.viridis(i / len(ric_cases)), ls="-" if j == 0 else "--",
                      label=f"$\\delta = {dl:g}$, $c_{j + 1}$")
-        axes[0].plot(t_ric, [V_b[:, j] @ C @ V_b[:, j] for C in Cs], "o", color=plt.cm.viridis(i / len(ric_cases)),
-                     ms=4)
+        axes[0].plot(t_ric, [V_b[:, j] @ C @ V_b[:, j] for C in Cs], "o", color=plt.cm.viridis(i / len(ric_cases)), ms=4)
+for dl, tk, Cs, nu0 in general_C:
+    t_dense = np.linspace(0.0, tk[-1], 100)
+    dense = nu_c_flow(nu0, Cs[0], dl, t_dense, 1e-12)
+    for j, (p, q) in enumerate(((0, 0), (0, 1), (1, 1))):
+        axes[1].plot(tk, Cs[:, p, q], "o", ms=4, color=plt.cm.plasma(0.2 + 0.3 * j))
+        axes[1].plot(t_dense, dense[:, p, q], color=plt.cm.plasma(0.2 + 0.3 * j), ls="-" if dl > 0 else "--",
+                     label=f"$\\delta = {dl:g}$, $C_{{{p + 1}{q + 1}}}$")
 axes[0].set_title("Shared eigenspace: closed-form $c_i(t)$ (lines) and the flow (dots)")
 axes[1].set_title("Any start: the $(\\nu, C)$ system integrated alone (lines) and the flow (dots)")
 for ax in axes:
@@ -868,39 +815,49 @@ for ax in axes:
 axes[0].set_ylabel("eigenvalue $c_i(t)$ of $C = A_p^\\top A_p$")
 axes[1].set_ylabel("entries of $C(t)$")
 plt.show()
+
+# %% [markdown]
+# The errors, the integrator's error estimate and the negative controls.
+
+# %%
 err_bern, err_cf, start_err = (float(np.max(errs[k])) for k in ("bern", "cf", "start"))
 est = float(np.max(errs["bern_est"] + errs["cf_est"]))  # the integrator's error in C, both routes
 print(f"shared starts: Delta - delta I, off-diagonal nu(0) and C(0) in the eigenbasis of beta*^T beta*: "
-      f"{pbound(start_err, 'iso', 1e-12)}")
-print(f"integrator error in C (two tolerances, both integrations): {pbound(est, 'prop', bern_tol)}")
-print(f"(nu, C) system against the flow: {pbound(err_bern, 'bern', bern_tol)}; closed form c_i(t): {pbound(err_cf, 'bern', bern_tol)}")
+      f"{pbound(start_err, PRINT['iso'], 1e-12)}")
+print(f"integrator error in C (two tolerances, both integrations): {pbound(est, PRINT['prop'], bern_tol)}")
+print(f"(nu, C) system against the flow: {pbound(err_bern, PRINT['bern'], bern_tol)}; closed form c_i(t): "
+      f"{pbound(err_cf, PRINT['bern'], bern_tol)}")
 ctrl_txt = "; ".join(f"{k}: {err_ctrl[k]:.1g}" for k in CONTROLS)
 print(f"negative controls, smallest miss over the {len(errs['bern'])} flows compared: {ctrl_txt}")
 print(f"flows of the Riccati check compared: {len(errs['bern'])}/{len(ric_flows)}; on {n_cut} of them A_p passes a "
       f"singular matrix before t = {ric_time:g} (nu has a pole there): compared up to the last sample time before the pole, skipped if fewer than 3 remain")
+
+# %% tags=["hide-input"]
 if len(errs["bern"]) < len(ric_cases):
     raise AssertionError("too few flows keep A_p invertible long enough for the Bernoulli check")
 miss = min(err_ctrl.values())
 glue("bern_control_miss", f"{miss:.1g}")
+glue("bern_err", pbound(max(err_bern, err_cf), PRINT["bern"], bern_tol))
 bern_ok = 100 * est < bern_tol  # the tolerance is at least 100 times the estimated integrator error
 _ = verified.record("Bernoulli shared starts (built here): Delta = delta I, nu(0) and C(0) diagonal in V",
                     start_err < 1e-12, check="the construction, in the eigenbasis V of beta*^T beta*",
-                    measured=pbound(start_err, "iso", 1e-12), tolerance="1e-12", kind="identity")
+                    measured=pbound(start_err, PRINT["iso"], 1e-12), tolerance="1e-12", kind="identity")
 _ = verified.record("Bernoulli (any start): the (nu, C) system integrated alone = A_p^T A_p of the flow",
                     err_bern < bern_tol and bern_ok,
                     check=f"{len(errs['bern'])} flows of the Riccati check, up to {len(t_ric)} times each while A_p stays "
                           "invertible; bern_tol >= 100 x the integrator error in C",
-                    measured=pbound(err_bern, "bern", bern_tol), tolerance=f"{bern_tol:g}", kind="independent")
+                    measured=pbound(err_bern, PRINT["bern"], bern_tol), tolerance=f"{bern_tol:g}", kind="independent")
 _ = verified.record("Bernoulli (shared eigenspace, C(0) diagonal): closed-form c_i(t) = flow", err_cf < bern_tol and bern_ok,
                     check=f"{len(ric_cases)} starts, delta in {[c[0] for c in ric_cases]}, {len(t_ric)} times; bern_tol "
                           ">= 100 x the integrator error in C",
-                    measured=pbound(err_cf, "bern", bern_tol), tolerance=f"{bern_tol:g}", kind="independent")
+                    measured=pbound(err_cf, PRINT["bern"], bern_tol), tolerance=f"{bern_tol:g}", kind="independent")
 _ = verified.record("the Bernoulli check has power: wrong equations miss the flow (negative control)", miss > bern_control,
                     check=f"the (nu, C) system with {' or '.join(CONTROLS)}, smallest miss over the {len(errs['bern'])} flows compared",
                     measured=f"smallest miss {miss:.1g} ({ctrl_txt})", tolerance=f"above {bern_control:g}",
                     kind="independent")
 
 # %% [markdown]
+# (sec-grq-regimes-b14)=
 # ## App. B.1.4: one neuron, one input, one output
 #
 # ```{prf:proposition} The case h = d = c = 1 (the paper's App. B.1.4)
@@ -947,30 +904,37 @@ _ = verified.record("the Bernoulli check has power: wrong equations miss the flo
 rb = np.random.default_rng([seed, 22, 2])
 x1 = rb.standard_normal(3)
 s_x = float(np.mean(x1**2))
-err_b14, err_M, est_b14 = 0.0, 0.0, 0.0
-fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+err_b14, err_M, est_b14, b14_runs = 0.0, 0.0, 0.0, []
 for i, (dl, bs, b0) in enumerate(b14_cases):
-    y1 = bs * x1
     S0 = np.hypot(dl, 2 * np.sqrt(eta_a * eta_w) * b0)
     a0 = np.sqrt((S0 + dl) / (2 * eta_w))
-    w0 = b0 / a0
     t_b = np.linspace(0.0, b14_time, 31)
-    At, Wt = raw_flow(np.array([[a0]]), np.array([[w0]]), x1[:, None], y1[:, None], t_b, 1e-12, eta_a, eta_w)
-    At2, Wt2 = raw_flow(np.array([[a0]]), np.array([[w0]]), x1[:, None], y1[:, None], t_b, 1e-13, eta_a, eta_w)
-    beta = (At[:, 0, 0] * Wt[:, 0, 0])
-    beta2 = (At2[:, 0, 0] * Wt2[:, 0, 0])
+    At, Wt = raw_flow(np.array([[a0]]), np.array([[b0 / a0]]), x1[:, None], bs * x1[:, None], t_b, 1e-12, eta_a, eta_w)
+    At2, Wt2 = raw_flow(np.array([[a0]]), np.array([[b0 / a0]]), x1[:, None], bs * x1[:, None], t_b, 1e-13, eta_a, eta_w)
+    beta, beta2 = At[:, 0, 0] * Wt[:, 0, 0], At2[:, 0, 0] * Wt2[:, 0, 0]
     M_params = eta_a * Wt[:, 0, 0] ** 2 + eta_w * At[:, 0, 0] ** 2
     err_M = max(err_M, float(np.max(np.abs(M_params - np.sqrt(dl**2 + 4 * eta_a * eta_w * beta**2)))))
     keep = np.abs(beta - bs) > 1e-3 * abs(b0 - bs)
     keep[0] = False
     M_keep = np.sqrt(dl**2 + 4 * eta_a * eta_w * beta[keep] ** 2)
     est_b14 = max(est_b14, float(np.max(np.abs(beta[keep] - beta2[keep]) / (s_x * M_keep * np.abs(beta[keep] - bs)))))
-    t_closed = LR.single_neuron_time(beta[keep], b0, bs, dl, s_x, eta_a, eta_w)
+    t_closed = linear_regimes.single_neuron_time(beta[keep], b0, bs, dl, s_x, eta_a, eta_w)
     err_b14 = max(err_b14, float(np.max(np.abs(t_closed - t_b[keep]))))
+    b14_runs.append((dl, bs, b0, t_b[keep], beta[keep]))
+print(f"M = eta_a w^2 + eta_w a^2 against sqrt(delta^2 + 4 eta_a eta_w beta^2): {pbound(err_M, PRINT['M'], 1e-9)}")
+print(f"integrator error carried to t: {pbound(est_b14, PRINT['b14'], b14_tol)}")
+print(f"closed-form t(beta) against the flow's time: {pbound(err_b14, PRINT['b14'], b14_tol)}")
+
+# %% [markdown]
+# The closed-form $t(\beta)$ (lines) and the flow (dots), one colour per case.
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+for i, (dl, bs, b0, t_k, beta_k) in enumerate(b14_runs):
     col = plt.cm.viridis(i / len(b14_cases))
-    ax.plot(t_b[keep], beta[keep], "o", ms=3, color=col)
+    ax.plot(t_k, beta_k, "o", ms=3, color=col)
     bb = np.linspace(b0, bs - 1e-4 * (bs - b0), 300)
-    ax.plot(LR.single_neuron_time(bb[1:], b0, bs, dl, s_x, eta_a, eta_w), bb[1:], color=col,
+    ax.plot(linear_regimes.single_neuron_time(bb[1:], b0, bs, dl, s_x, eta_a, eta_w), bb[1:], color=col,
             label=f"$\\delta = {dl:g}$, $\\beta^* = {bs:g}$")
 ax.set_xlim(0, b14_time)
 ax.set_xlabel("time $t$")
@@ -978,16 +942,16 @@ ax.set_ylabel("$\\beta(t)$")
 ax.set_title("App. B.1.4, $h = d = c = 1$: closed-form $t(\\beta)$ (lines) and the flow (dots)")
 ax.legend(fontsize=8)
 plt.show()
-print(f"M = eta_a w^2 + eta_w a^2 against sqrt(delta^2 + 4 eta_a eta_w beta^2): {pbound(err_M, 'M', 1e-9)}")
-print(f"integrator error carried to t: {pbound(est_b14, 'b14', b14_tol)}")
-print(f"closed-form t(beta) against the flow's time: {pbound(err_b14, 'b14', b14_tol)}")
+
+# %% tags=["hide-input"]
+glue("b14_err", pbound(err_b14, PRINT["b14"], b14_tol))
 _ = verified.record("App. B.1.4: M = sqrt(delta^2 + 4 eta_a eta_w beta^2) for h = d = c = 1", err_M < 1e-9,
                     check="along the flows, from the parameters (delta conserved to the integrator's tolerance)",
-                    measured=pbound(err_M, "M", 1e-9), tolerance="1e-9", kind="independent")
+                    measured=pbound(err_M, PRINT["M"], 1e-9), tolerance="1e-9", kind="independent")
 _ = verified.record("App. B.1.4: closed-form time t(beta) = flow time", err_b14 < b14_tol and 100 * est_b14 < b14_tol,
                     check=f"{len(b14_cases)} cases, rates ({eta_a:g}, {eta_w:g}), DOP853 at 1e-12 written here; b14_tol "
                           ">= 100 x the integrator error carried to t",
-                    measured=pbound(err_b14, "b14", b14_tol), tolerance=f"{b14_tol:g}", kind="independent")
+                    measured=pbound(err_b14, PRINT["b14"], b14_tol), tolerance=f"{b14_tol:g}", kind="independent")
 
 # %% [markdown]
 # ## What was verified
@@ -998,11 +962,12 @@ _ = verified.record("App. B.1.4: closed-form time t(beta) = flow time", err_b14 
 # here); "same code" rows are measurements through markovlib's flows, counted over draws with their Wilson
 # intervals.
 
-# %%
-record_results({"narrow_lazy": counts["narrow_lazy"], "narrow_rich": counts["narrow_rich"],
-                "expand_lazy": counts["expand_lazy"], "expand_rich": counts["expand_rich"],
-                "slope_narrow_rich": median_slope(results["narrow_rich"]["T"]),
-                "slope_expand_rich": median_slope(results["expand_rich"]["T"]),
-                "max_riccati_error": max(err_scalar, err_lin), "max_bernoulli_error": max(err_bern, err_cf),
-                "max_b14_error": err_b14, **verified.summary()})
+# %% tags=["hide-input"]
+_ = record_results({"narrow_lazy": counts["narrow_lazy"], "narrow_rich": counts["narrow_rich"],
+                    "expand_lazy": counts["expand_lazy"], "expand_rich": counts["expand_rich"],
+                    "slope_narrow_rich": slopes["narrow_rich"], "slope_expand_rich": slopes["expand_rich"],
+                    "max_riccati_error": max(err_scalar, err_lin), "max_bernoulli_error": max(err_bern, err_cf),
+                    "max_b14_error": err_b14, **verified.summary()})
+
+# %% tags=["hide-input"]
 verified.table()

@@ -110,3 +110,79 @@ def draw_relu_training(tau, alpha, fig=None, *, seed=0, steps=1000, base_lr=5e-3
                  f"Hamming {ends['hamming_end']:.3f}", fontsize=9)
     return {"tau": tau, "alpha": alpha, "delta": delta, "regime": regime(delta), "steps": np.asarray(ck),
             **curves, **ends, "finite": finite, "text": text}
+
+
+def recompute_frames(taus, alphas, *, seed=0, steps=1000, base_lr=5e-3) -> dict:
+    """A second computation of the explorer's frames over the grid ``taus`` x ``alphas``: the same draws
+    (:func:`markovlib.richlazy.relu_networks.teacher_student`), trained all at once by the plain
+    :func:`markovlib.richlazy.relu_networks.gradient_descent` at lr = ``base_lr`` / tau^2, and the metrics at the
+    last step from the weights: the test loss, the kernel distance S(0, T) of the NTK on the training inputs
+    (:func:`markovlib.richlazy.minimal_model.kernel_distance` of :func:`~markovlib.richlazy.relu_networks.ntk`) and
+    the Hamming distance of the activation pattern from initialization. Returns {"test_loss_end",
+    "kernel_distance_end", "hamming_end"}, each of shape (len(taus), len(alphas))."""
+    from .minimal_model import kernel_distance
+    from .relu_networks import activation_pattern, gradient_descent, hamming_distance, mse, ntk
+
+    taus = [checks.positive_real(f"taus[{i}]", t) for i, t in enumerate(taus)]
+    alphas = [checks.positive_real(f"alphas[{i}]", a) for i, a in enumerate(alphas)]
+    if not taus or not alphas:
+        raise ValueError("taus and alphas must be non-empty")
+    steps = checks.positive_int("steps", steps)
+    base_lr = checks.positive_real("base_lr", base_lr)
+    rows = [teacher_student(SIZES["d"], SIZES["n"], SIZES["h"], SIZES["n_teacher"], [t],
+                            [delta_of(t, al) for al in alphas], seed, n_test=SIZES["n_test"]) for t in taus]
+    X, X_test, y_test = rows[0]["X"], rows[0]["X_test"], rows[0]["y_test"]
+    a0 = np.concatenate([r["a0"] for r in rows])  # (taus, alphas, h)
+    W0 = np.concatenate([r["W0"] for r in rows])
+    run = gradient_descent(X, rows[0]["y"], a0, W0, base_lr / np.array(taus)[:, None] ** 2, [0, steps])
+    aT, WT = run["a"][-1], run["W"][-1]
+    kd = np.array([[kernel_distance(ntk(X, a0[i, j], W0[i, j]), ntk(X, aT[i, j], WT[i, j]))
+                    for j in range(len(alphas))] for i in range(len(taus))])
+    return {"test_loss_end": mse(X_test, y_test, aT, WT), "kernel_distance_end": kd,
+            "hamming_end": hamming_distance(activation_pattern(X, W0), activation_pattern(X, WT))}
+
+
+def heat_map(ax, values, taus, deltas, title, cmap, vmin, vmax, log=False):
+    """One (tau, delta) heat map of a grid's ``values`` (len(taus), len(deltas)), cells centred on the grid's values
+    (log-spaced taus, evenly spaced deltas), tau on a log axis; colour scale [vmin, vmax] (logarithmic with ``log``).
+    Returns the mesh, for a colour bar."""
+    import matplotlib.colors as mcolors
+
+    values = np.asarray(values, dtype=float)
+    lt, dl = np.log10(np.asarray(taus, dtype=float)), np.asarray(deltas, dtype=float)
+    if values.shape != (lt.size, dl.size) or lt.size < 2 or dl.size < 2:
+        raise ValueError(f"values must have shape (len(taus), len(deltas)) with at least 2 of each, got "
+                         f"{values.shape} for {lt.size} taus and {dl.size} deltas")
+    edges_t = 10 ** np.concatenate([[lt[0] - (lt[1] - lt[0]) / 2], (lt[1:] + lt[:-1]) / 2,
+                                    [lt[-1] + (lt[-1] - lt[-2]) / 2]])
+    step_d = dl[1] - dl[0]
+    edges_d = np.concatenate([dl - step_d / 2, [dl[-1] + step_d / 2]])
+    norm = mcolors.LogNorm(vmin, vmax) if log else mcolors.Normalize(vmin, vmax)
+    mesh = ax.pcolormesh(edges_t, edges_d, values.T, cmap=cmap, norm=norm, shading="flat")
+    ax.set_xscale("log")
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(r"overall scale $\tau$")
+    ax.set_ylabel(r"$\delta$ (upstream > 0)")
+    return mesh
+
+
+def heat_rows(rows, taus, deltas, labels, suptitle):
+    """Rows of (tau, delta) heat maps: ``rows`` is a list of (name, values (columns, tau, delta), cmap, log), one
+    colour scale per row (over its positive values when ``log``), ``labels`` the column titles. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not rows or not labels:
+        raise ValueError("rows and labels must be non-empty")
+    fig, axes = plt.subplots(len(rows), len(labels), figsize=(3.2 * len(labels), 2.8 * len(rows)),
+                             layout="constrained", squeeze=False)
+    for row_axes, (name, values, cmap, log) in zip(axes, rows):
+        values = np.asarray(values, dtype=float)
+        if values.shape[0] != len(labels):
+            raise ValueError(f"the values of {name} must have one column per label ({len(labels)}), got {values.shape}")
+        pos = values[values > 0]
+        vmin, vmax = (pos.min(), pos.max()) if log else (values.min(), values.max())
+        for ax, lab, v in zip(row_axes, labels, values):
+            mesh = heat_map(ax, v, taus, deltas, f"{name}, {lab}", cmap, vmin, vmax, log)
+        fig.colorbar(mesh, ax=row_axes.tolist(), label=f"{name} (seed mean)")
+    fig.suptitle(suptitle)
+    return fig

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..numerics import checks
-from .relu_networks import _gamma, _params, layer_scales
+from .minimal_model import conserved_delta
+from .relu_networks import check_gamma, check_params, layer_scales
 
 REGIMES = ("upstream", "balanced", "downstream")
 
@@ -54,7 +55,7 @@ def _sphere(bhat, mu, delta, xi):
 def spherical_coordinates(a, W):
     """(bhat, mu): bhat_k = sgn(a_k) beta_k / ||beta_k|| = w_k / ||w_k|| (shape (..., h, d)) and mu_k = sgn(a_k)
     ||beta_k|| = a_k ||w_k|| (shape (..., h)), App. C.2. Needs a_k != 0 and w_k != 0."""
-    a, W = _params(a, W)
+    a, W = check_params(a, W)
     norm = np.linalg.norm(W, axis=-1)
     if np.any(norm == 0) or np.any(a == 0):
         raise ValueError("every a_k and w_k must be non-zero (beta_k = 0 has no direction)")
@@ -64,9 +65,9 @@ def spherical_coordinates(a, W):
 def driving_vector(X, y, a, W, gamma=0.0):
     """xi_k = (2/n) sum_i c_ki r_i x_i with c_ki = sigma'(w_k^T x_i) and r = f - y (Sec. 5, for the loss
     (1/n) sum_i r_i^2), shape (..., h, d). Then dL/da_k = w_k^T xi_k and grad_{w_k} L = a_k xi_k."""
-    a, W, X = _params(a, W, X)
+    a, W, X = check_params(a, W, X)
     y = checks.finite_array("y", y)
-    g = _gamma(gamma)
+    g = check_gamma(gamma)
     if y.shape[-1:] != X.shape[-2:-1]:
         raise ValueError(f"y must have shape (..., n) with n = {X.shape[-2]}, got {y.shape}")
     Z = X @ np.swapaxes(W, -1, -2)                         # (..., n, h)
@@ -109,6 +110,19 @@ def spherical_velocity(bhat, mu, delta, xi, eta_a=1.0, eta_w=1.0):
     along = np.sum(bhat * xi, axis=-1)
     perp = xi - along[..., None] * bhat
     return -(half_plus / mu)[..., None] * perp, -S * along
+
+
+def flow_velocities(X, y, a, W, gamma=0.0, eta_a=1.0, eta_w=1.0):
+    """The derived right-hand sides of App. C.2 for a network (a, W) on data (X, y): (d bhat/dt, d mu/dt,
+    d beta/dt) with d beta_k/dt = -M_k xi_k (:func:`preconditioner`, :func:`driving_vector`) and the spherical
+    velocities of :func:`spherical_velocity`, at the conserved delta_k = eta_w a_k^2 - eta_a ||w_k||^2."""
+    bhat, mu = spherical_coordinates(a, W)
+    delta = conserved_delta(a, W, eta_a, eta_w)
+    xi = driving_vector(X, y, a, W, gamma)
+    dbhat, dmu = spherical_velocity(bhat, mu, delta, xi, eta_a, eta_w)
+    beta = np.asarray(a, dtype=float)[..., None] * np.asarray(W, dtype=float)
+    dbeta = -(preconditioner(beta, delta, eta_a, eta_w) @ xi[..., None])[..., 0]
+    return dbhat, dmu, dbeta
 
 
 def regime_velocity(bhat, mu, delta, xi, regime, eta_a=1.0, eta_w=1.0):

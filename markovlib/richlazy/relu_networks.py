@@ -25,14 +25,17 @@ from ..numerics import checks
 # ------------------------------------------------------------------------------------------------------------
 # validation
 # ------------------------------------------------------------------------------------------------------------
-def _gamma(gamma) -> float:
+def check_gamma(gamma) -> float:
+    """The leaky slope gamma as a float in [0, 1] (0: ReLU, 1: linear); ValueError naming ``gamma`` otherwise."""
     g = checks.finite_array("gamma", gamma)
     if g.ndim != 0 or not 0.0 <= float(g) <= 1.0:
         raise ValueError(f"gamma must be a real number in [0, 1] (0: ReLU, 1: linear), got {gamma!r}")
     return float(g)
 
 
-def _params(a, W, X=None):
+def check_params(a, W, X=None):
+    """The readouts ``a`` (..., h), first layer ``W`` (..., h, d) and optionally inputs ``X`` (..., n, d) as finite
+    float arrays with matching axes; ValueError naming the argument otherwise."""
     a = checks.finite_array("a", a)
     W = checks.finite_array("W", W)
     if a.ndim < 1 or W.ndim < 2 or W.shape[:-1] != a.shape:
@@ -61,18 +64,18 @@ def _rng(seed):
 # ------------------------------------------------------------------------------------------------------------
 def activation(z, gamma=0.0):
     """sigma(z) = max(z, gamma z) (Sec. 5); gamma = 0 is the ReLU."""
-    return np.maximum(z, _gamma(gamma) * np.asarray(z, dtype=float))
+    return np.maximum(z, check_gamma(gamma) * np.asarray(z, dtype=float))
 
 
 def activation_slope(z, gamma=0.0):
     """sigma'(z): 1 for z > 0, gamma for z <= 0 (the convention at the kink; sigma(0) = sigma'(0) * 0 holds for
     either choice, which is all the conservation of delta_k needs)."""
-    return np.where(np.asarray(z, dtype=float) > 0, 1.0, _gamma(gamma))
+    return np.where(np.asarray(z, dtype=float) > 0, 1.0, check_gamma(gamma))
 
 
 def forward(X, a, W, gamma=0.0):
     """f(x_i) = sum_k a_k sigma(w_k^T x_i), shape (..., n)."""
-    a, W, X = _params(a, W, X)
+    a, W, X = check_params(a, W, X)
     return (activation(X @ np.swapaxes(W, -1, -2), gamma) @ a[..., None])[..., 0]
 
 
@@ -88,9 +91,9 @@ def mse(X, y, a, W, gamma=0.0):
 def gradients(X, y, a, W, gamma=0.0):
     """(dL/da, dL/dW, r) of :func:`mse`: dL/da_k = (2/n) sum_i r_i sigma(z_ik), dL/dw_k = (2/n) sum_i r_i a_k
     sigma'(z_ik) x_i, and the residuals r = f - y (z_ik = w_k^T x_i)."""
-    a, W, X = _params(a, W, X)
+    a, W, X = check_params(a, W, X)
     y = checks.finite_array("y", y)
-    g = _gamma(gamma)
+    g = check_gamma(gamma)
     return _gradients(X, y, a, W, g)
 
 
@@ -109,8 +112,8 @@ def ntk(X, a, W, gamma=0.0, eta_a=1.0, eta_w=1.0):
     """The NTK matrix on the inputs X (Sec. 5): K = J diag(eta) J^T with J the Jacobian of (f(x_i))_i in all
     parameters, i.e. K_ij = eta_a sum_k sigma(z_ik) sigma(z_jk) + eta_w (x_i^T x_j) sum_k a_k^2 sigma'(z_ik)
     sigma'(z_jk). Shape (..., n, n)."""
-    a, W, X = _params(a, W, X)
-    g = _gamma(gamma)
+    a, W, X = check_params(a, W, X)
+    g = check_gamma(gamma)
     eta_a = checks.positive_real("eta_a", eta_a)
     eta_w = checks.positive_real("eta_w", eta_w)
     Z = X @ np.swapaxes(W, -1, -2)
@@ -142,8 +145,8 @@ def hamming_distance(C1, C2):
 
 def parameter_distance(a, W, a0, W0):
     """sqrt(||a - a0||^2 + ||W - W0||_F^2), the distance from initialization (Fig. 5b)."""
-    a, W = _params(a, W)
-    a0, W0 = _params(a0, W0)
+    a, W = check_params(a, W)
+    a0, W0 = check_params(a0, W0)
     return np.sqrt(np.sum((a - a0) ** 2, axis=-1) + np.sum((W - W0) ** 2, axis=(-2, -1)))
 
 
@@ -255,11 +258,11 @@ def gradient_descent(X, y, a0, W0, lr, save_steps, gamma=0.0, eta_a=1.0, eta_w=1
     the leading axes at once (``lr`` broadcasts to them). Returns a dict with the snapshots after each number of
     steps in ``save_steps`` (sorted, distinct, >= 0): ``steps``, ``a`` (T, ..., h), ``W`` (T, ..., h, d) and the
     training ``loss`` (T, ...). Raises FloatingPointError if the iterates overflow (lr too large)."""
-    a, W, X = _params(a0, W0, X)
+    a, W, X = check_params(a0, W0, X)
     y = checks.finite_array("y", y)
     if y.shape[-1] != X.shape[-2]:
         raise ValueError(f"y must have shape (..., n) with n = {X.shape[-2]}, got {y.shape}")
-    g = _gamma(gamma)
+    g = check_gamma(gamma)
     eta_a = checks.positive_real("eta_a", eta_a)
     eta_w = checks.positive_real("eta_w", eta_w)
     lr = checks.finite_array("lr", lr)
@@ -295,10 +298,10 @@ def delta_step_change(X, y, a, W, lr, gamma=0.0, eta_a=1.0, eta_w=1.0):
     """The exact change of delta_k in one GD step (derived in the chapter): since sigma(z) = sigma'(z) z the
     first-order term cancels and delta_k' - delta_k = lr^2 (eta_w eta_a^2 (dL/da_k)^2 - eta_a eta_w^2
     ||dL/dw_k||^2). Shape (..., h)."""
-    a, W, X = _params(a, W, X)
+    a, W, X = check_params(a, W, X)
     y = checks.finite_array("y", y)
     lr = checks.positive_real("lr", lr)
     eta_a = checks.positive_real("eta_a", eta_a)
     eta_w = checks.positive_real("eta_w", eta_w)
-    ga, gW, _r = _gradients(X, y, a, W, _gamma(gamma))
+    ga, gW, _r = _gradients(X, y, a, W, check_gamma(gamma))
     return lr**2 * (eta_w * eta_a**2 * ga**2 - eta_a * eta_w**2 * np.sum(gW**2, axis=-1))

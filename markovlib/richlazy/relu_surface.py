@@ -139,3 +139,27 @@ def boundary_flips(x1, x2, layers, tol=1e-10, max_depth=60, relative=False):
         done.append(np.sum(PA != PB, axis=1))
         mids.append((A + B) / 2)
     return np.concatenate(done), np.concatenate(mids)
+
+
+def neighbour_pairs(points, patterns):
+    """The neighbouring cells of a grid of ``points`` (g1, g2, d) with activation ``patterns`` (g1, g2, N), along
+    both axes: the number of pairs whose patterns differ in exactly one neuron, whether every such pair has
+    different parities (the arithmetic of Prop. C.2: one flip changes the count of active neurons by 1), and the
+    endpoints (a, b) of the pairs that differ in two or more neurons (to be bisected by :func:`boundary_flips`).
+    Returns (n_one, parities_differ, a (m, d), b (m, d))."""
+    X = checks.finite_array("points", points, ndim=3)
+    P = np.asarray(patterns)
+    if P.ndim != 3 or P.shape[:2] != X.shape[:2]:
+        raise ValueError(f"patterns must have shape (g1, g2, N) on the grid {X.shape[:2]}, got {P.shape}")
+    parity = np.sum(P, axis=-1) % 2
+    one, one_ok, multi_a, multi_b = 0, True, [], []
+    for axis in (0, 1):
+        Pa, Pb = (P[:-1], P[1:]) if axis == 0 else (P[:, :-1], P[:, 1:])
+        pa, pb = (parity[:-1], parity[1:]) if axis == 0 else (parity[:, :-1], parity[:, 1:])
+        xa, xb = (X[:-1], X[1:]) if axis == 0 else (X[:, :-1], X[:, 1:])
+        ham = np.sum(Pa != Pb, axis=-1)
+        one += int(np.sum(ham == 1))
+        one_ok &= bool(np.all(pa[ham == 1] != pb[ham == 1]))
+        multi_a.append(xa[ham >= 2])
+        multi_b.append(xb[ham >= 2])
+    return one, one_ok, np.concatenate(multi_a), np.concatenate(multi_b)
