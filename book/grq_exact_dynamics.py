@@ -698,6 +698,11 @@ for dl, sol in kernel_sols.items():
 # The finite-difference error is the $(h\,\text{rate})^4$ truncation, a deterministic function of `fd_step` and the
 # flows: it prints as a bound on a 1-2-3-5-7 ladder at least 1.5 times its value and never below $10^{-8}$, ten
 # times the rounding floor of the differences.
+#
+# The path length $I_{norm} + I_{dir}$ of $M$ on $[0, T]$ (the integral of the norms of the two terms of $\dot M$) is an
+# upper bound on $\lVert M(T) - M(0)\rVert$. Upstream ($\delta$ = `kernel_delta`) it must stay below `lazy_change_max`
+# of $\lVert M(0)\rVert$ (lazy); downstream ($\delta$ = $-$`kernel_delta`) the direction term must exceed the norm term
+# by the factor `order_ratio` (delayed rich); balanced, the two must be of the same order, within that factor (rich).
 
 # %%
 mdot_print = formatting.ladder_limit(mdot_err, margin=1.5, floor=1e-8)
