@@ -18,70 +18,57 @@
 #
 # {doc}`grq_minimal_model` solves the single neuron $f(x) = a\,w^\top x$ in closed form and checks the implicit
 # bias of {prf:ref}`grq-thm-3-1` on trajectories that never pass through $\beta = a w = 0$. This chapter takes up
-# what {cite:t}`kunin2024richquick` leave in their appendix. App. A.4.4 remarks that the closed form of the
-# implicit bias "appears to also work" for trajectories through the origin, where $a$ changes sign. App. A.3.1
-# gives the kernel's own dynamics $\dot M$, and App. A.4.3 says that {prf:ref}`grq-thm-3-1` is
-# {cite:t}`azulay2021implicit`'s Thm 2 in another form. Fig. 8 draws the exact trajectories. All four are derived
-# here and checked against independent integrations. The first one fails: at a zero crossing of $a$, the flow
-# ends at the mirror image of the predicted point ({prf:ref}`grq-rem-crossing`).
+# what {cite:t}`kunin2024richquick` leave in their appendix: App. A.4.4's remark that the closed form "appears to
+# also work" through the origin, where $a$ changes sign; the kernel's own dynamics $\dot M$ (App. A.3.1);
+# {cite:t}`azulay2021implicit`'s Thm 2 as {prf:ref}`grq-thm-3-1` in another form (App. A.4.3); and the exact
+# trajectories of Fig. 8. All four are derived here and checked against independent integrations. The first one
+# fails: at a zero crossing of $a$ the flow ends at the mirror image of the predicted point.
 #
 # ## What this chapter shows
 #
-# 1. **The null-space part of $w$ is frozen** ({prf:ref}`grq-lem-null-frozen`), for any data $X$. So the limit of
-#    the flow is known in closed form up to one sign, the sign of $a$ at the end ({eq}`grq-eq-limit`). Checked along
-#    {glue:text}`n_flows` independent flows on random data with null spaces of dimension 1 and 2.
-# 2. **At most one zero crossing, for any $X$** ({prf:ref}`grq-lem-one-crossing`, the book's extension of
-#    {prf:ref}`grq-lem-a1` beyond whitened data). $a = 0$ forces $\beta = 0$ and the loss $L(0)$, and the loss
-#    only decreases, so $a$ crosses zero at most once, and only if $L(\beta_0) > L(0)$. Observed: at most
-#    {glue:text}`max_crossings` crossing per flow, and none of the {glue:text}`n_energy_draws` flows with
-#    $L(\beta_0) < L(0)$ crosses. A sign condition alone ($c^\top\beta_0 < 0$, for one sample
-#    $y\,x^\top\beta_0 < 0$, with $\delta < 0$) is not sufficient: {glue:text}`n_prone_nocross` of the
-#    {glue:text}`n_prone` draws that meet it do not cross. For
-#    one sample or whitened data the exact condition is the basin rule of {prf:ref}`grq-prop-a-2-5` applied to the
-#    row space, and it predicts every crossing ({glue:text}`iso_predicted`).
-# 3. **Thm 3.1 through a zero crossing** ({prf:ref}`grq-rem-crossing`, this book's finding): when $a$ crosses
-#    zero, the flow ends at the minimizer of $\Psi_\delta$ with $\beta_0$ replaced by $-\beta_0$. This holds for
-#    {glue:text}`count_flipped` crossing draws. The closed form of App. A.4.4 misses the flow by more than
-#    `miss_min` in {glue:text}`count_missed` of them, by {glue:text}`miss_range`; on every crossing draw it misses by
-#    $2|a_\infty|\,\lVert P_N w_0\rVert$ ({eq}`grq-eq-limit`), to {glue:text}`miss_law_err`. On the paper's Fig. 4 problem
-#    started from $-\beta_0$ it misses by {glue:text}`fig4_miss_range` at $\delta \in \{-4, -2, -1\}$.
-# 4. **`flow_limit`** (`markovlib.richlazy.minimal_limits`) returns $\beta(\infty)$ for any $X$, crossing or not.
-#    Theory decides the sign of $a$ where it can (energy, the row-space $\delta$, the basin rule); otherwise the
-#    function integrates only until the sign is settled. It matches every independent flow limit to
-#    {glue:text}`flow_limit_err` ({glue:text}`routes`).
-# 5. **The kernel's own dynamics** ({prf:ref}`grq-prop-a-3-1`, App. A.3.1): $\dot M$ splits into a term driven by
-#    the change of $\lVert\beta\rVert$ and one driven by the change of direction $\hat\beta$. The formula matches
-#    fourth-order finite differences of $M(t)$ along flows to {glue:text}`mdot_err` (relative). Upstream
-#    (at $\delta$ equal to `kernel_delta`) the path length of $M$ on $[0, T]$ (the integral of the norms of the two
-#    terms of $\dot M$, $I_{norm} + I_{dir}$, an upper bound on $\lVert M(T) - M(0)\rVert$) is {glue:text}`lazy_change`
-#    of $\lVert M(0)\rVert$
-#    (lazy). Downstream (at $\delta$ equal to minus `kernel_delta`) the direction term is {glue:text}`down_ratio` times the norm
-#    term (delayed rich). Balanced, the ratio is {glue:text}`bal_ratio`, the same order (rich).
-# 6. **Azulay et al.'s Thm 2** ({prf:ref}`grq-thm-a-2-azulay`, App. A.4.3): their potential differs from $q_\delta$
-#    by the constant $-\tfrac12\max(\delta, 0)^{3/2}$ ({prf:ref}`grq-prop-a-4-3`), to {glue:text}`azulay_const_err`. Its
-#    constrained minimizer equals `implicit_bias_limit` and the flow limits to {glue:text}`azulay_argmin_err`.
-# 7. **Fig. 8**: $a(t)$ and $w(t)$ from the closed forms of {prf:ref}`grq-thm-a2` lie on the independently
-#    integrated flows to {glue:text}`fig8_err`, for upstream, balanced and downstream $\delta$. That includes
-#    {glue:text}`fig8_crossings` trajectories through a zero of $a$.
+# 1. The null-space part of $w$ is frozen ({prf:ref}`grq-lem-null-frozen`), so the limit is known up to the sign
+#    of $a_\infty$ ({eq}`grq-eq-limit`), on {glue:text}`n_flows` independent flows ([Sec. 1](#sec-grq-exact-dynamics-crossing)).
+# 2. $a$ crosses zero at most once, for any $X$, and only if $L(\beta_0) > L(0)$
+#    ({prf:ref}`grq-lem-one-crossing`): at most {glue:text}`max_crossings` per flow, none of the
+#    {glue:text}`n_energy_draws` flows with $L(\beta_0) < L(0)$; a sign condition alone does not suffice
+#    ({glue:text}`n_prone_nocross` of {glue:text}`n_prone` prone draws do not cross); the basin rule predicts
+#    {glue:text}`iso_predicted` ([Sec. 1](#sec-grq-exact-dynamics-draws)).
+# 3. Through a crossing, the flow ends at the minimizer of $\Psi_\delta$ with $-\beta_0$
+#    ({prf:ref}`grq-rem-crossing`, this book's finding): {glue:text}`count_flipped` crossing draws. App. A.4.4's
+#    closed form misses by more than `miss_min` in {glue:text}`count_missed` ({glue:text}`miss_range`), always by
+#    $2|a_\infty|\,\lVert P_N w_0\rVert$ (to {glue:text}`miss_law_err`), and by {glue:text}`fig4_miss_range` on
+#    the paper's Fig. 4 problem from $-\beta_0$ ([Sec. 2](#sec-grq-exact-dynamics-limits), [Sec. 3](#sec-grq-exact-dynamics-fig4)).
+# 4. `flow_limit` returns $\beta(\infty)$ for any $X$ to {glue:text}`flow_limit_err` ({glue:text}`routes`)
+#    ([Sec. 2](#sec-grq-exact-dynamics-limits)).
+# 5. $\dot M$ ({prf:ref}`grq-prop-a-3-1`) matches finite differences to {glue:text}`mdot_err`. Upstream $M$
+#    moves by at most {glue:text}`lazy_change` of $\lVert M(0)\rVert$ (lazy); downstream the direction term is
+#    {glue:text}`down_ratio` times the norm term (delayed rich); balanced {glue:text}`bal_ratio` (rich)
+#    ([Sec. 4](#sec-grq-exact-dynamics-kernel)).
+# 6. Azulay et al.'s potential is $q_\delta$ minus a constant ({prf:ref}`grq-prop-a-4-3`, to
+#    {glue:text}`azulay_const_err`), with the same minimizer (to {glue:text}`azulay_argmin_err`)
+#    ([Sec. 5](#sec-grq-exact-dynamics-azulay)).
+# 7. Fig. 8: the closed forms of {prf:ref}`grq-thm-a2` lie on independent integrations to {glue:text}`fig8_err`,
+#    {glue:text}`fig8_crossings` of them through a zero of $a$ ([Sec. 6](#grq-fig-8)).
 #
-# **Range.** $\eta_a = \eta_w = 1$ for Thm 3.1 and its correction (`flow_limit` also takes unequal rates; the
-# package tests check them). Random data families $(n, d)$ with $n \in [1, 3]$ samples and null spaces of dimension
-# $d - n \in \{1, 2\}$. The nonzero eigenvalues of $X^\top X/n$ lie in [`sv_min`, `sv_max`] $\subseteq [0.5, 1.5]$. The norms
-# $\lVert\beta_{ls}\rVert$ and $\lVert\beta_0\rVert$ lie in [`beta_norm_min`, `beta_norm_max`] $\subseteq [0.5, 1.5]$,
-# and $\delta \in$ [`delta_min`, `delta_max`] $\subseteq [-4, -0.5]$. At least 10 draws per family
-# crossing draws in all, and enough of them for the count to pass (topped up where the $\delta$ range gives fewer), any seed (seeds 0 to
-# 6 at the defaults and 7 to 9 at the edges were run while the chapter was written).
-# The horizon `T_limit` $\ge 1500$ lets the slowest of these flows settle. The kernel claims hold for
-# `kernel_delta` $\in [8, 16]$ on random data of the same kind. Fig. 8 takes any directions, $|\delta| \le 4$,
-# $T \le 20$ and $\lVert\beta^*\rVert\,T \le \log(\text{tol}/(100\,\varepsilon))$ (15.3 at the tolerance
-# $10^{-7}$): a start antiparallel to $\beta^*$ with $\delta = 0$ runs on the stable manifold of the saddle at the
-# origin, where rounding grows like $\varepsilon\, e^{\lVert\beta^*\rVert t}$ in the integration and in the closed
-# form alike, so the parameters cell refuses larger products. *Changed claims (review B):* Fig. 8 was claimed for
-# any $\beta^* \in [-10, 10]^2$ and $T \le 20$, and failed at the antipode of $\beta^*$ (error $2.4 \cdot 10^{-4}$
-# at $\beta^* = (1, 1)$, $T = 20$); the product $\lVert\beta^*\rVert T$ is now bounded as above. The
-# finite-difference error of $dM/dt$ prints as a bound at least 1.5 times the measured value (and at least $10^{-8}$, ten times its rounding floor) on a 1-2-3-5-7 ladder,
-# below the tolerance, instead of a fixed $10^{-8}$ that it exceeds at `kernel_delta` 16. CI re-runs the chapter at the edges of these ranges (`book/ci_params/grq_exact_dynamics.yaml`):
+# (sec-grq-exact-dynamics-parameters)=
+# ## Parameters and their ranges
+#
+# $\eta_a = \eta_w = 1$ for Thm 3.1 and its correction (`flow_limit` also takes unequal rates; the package tests
+# check them). The table below the parameters gives each accepted range and its reason; the claims hold on all of
+# it, for any seed (seeds 0 to 6 at the defaults and 7 to 9 at the edges were run while the chapter was written).
+# CI re-runs the chapter at the edges of these ranges:
 # `papermill book/grq_exact_dynamics.ipynb out.ipynb -f book/ci_params/grq_exact_dynamics.yaml`.
+#
+# Fig. 8 takes any directions, $|\delta| \le 4$, $T \le 20$ and $\lVert\beta^*\rVert\,T \le
+# \log(\text{tol}/(100\,\varepsilon))$ (15.3 at the tolerance $10^{-7}$): a start antiparallel to $\beta^*$
+# with $\delta = 0$ runs on the stable manifold of the saddle at the origin (eigenvalues $\pm\lVert\beta^*\rVert$
+# of the linearized flow), where rounding grows like $\varepsilon\, e^{\lVert\beta^*\rVert t}$ in the integration
+# and in the closed form alike, so the validation refuses larger products. *Changed claims (review B):* Fig. 8 was
+# claimed for any $\beta^* \in [-10, 10]^2$ and $T \le 20$, and failed at the antipode of $\beta^*$ (error
+# $2.4 \cdot 10^{-4}$ at $\beta^* = (1, 1)$, $T = 20$); the product $\lVert\beta^*\rVert T$ is now bounded as
+# above. The finite-difference error of $dM/dt$ prints as a bound at least 1.5 times the measured value (and at
+# least $10^{-8}$, ten times its rounding floor) on a 1-2-3-5-7 ladder, below the tolerance, instead of a fixed
+# $10^{-8}$ that it exceeds at `kernel_delta` 16.
 
 # %% tags=["parameters"]
 seed = 0  # seed of every random draw
@@ -118,82 +105,68 @@ fig8_beta0_angles = [1.5, -0.25, 0.25]  # Fig. 8: beta0 is the unit vector at th
 fig8_T = 10.0  # Fig. 8 horizon (the authors' code)
 fig8_tol = 1e-7  # max |closed form - flow| of a(t) and w(t) in Fig. 8
 
+
 # %%
+import math
+
 import numpy as np
-
 from markovlib.book import params
-
-seed = params.nonnegative_int("seed", seed)
-families = params.pair_list("families", families, 1, 6)
-for n_, d_ in families:
-    if n_ != int(n_) or d_ != int(d_) or not (1 <= n_ <= 3 and d_ - n_ in (1, 2)):
-        raise ValueError(f"families must hold integer pairs (n, d) with n in [1, 3] and d - n in {{1, 2}}, got {families!r}")
-families = [(int(n_), int(d_)) for n_, d_ in families]
-n_draws = params.positive_int("n_draws", n_draws)
-if n_draws < 10:
-    raise ValueError(f"n_draws must be at least 10 (counts need 10 draws per family), got {n_draws}")
-from markovlib.book.inference import wilson_lower_z  # noqa: E402
-
-# a count k/n holds when its one-sided Wilson lower end exceeds count_rate; with k = n that end is n / (n + z^2), so a
-# count over fewer than n_cross_needed crossing draws could not pass even if every draw agreed
-_z = wilson_lower_z(0.05, count_family)
-n_cross_needed = int(np.floor(count_rate * _z**2 / (1 - count_rate))) + 1
-if n_draws * len(families) < n_cross_needed:
-    raise ValueError(f"n_draws times the number of families must be at least {n_cross_needed} (the counts over crossing "
-                     f"draws need that many to pass at count_rate {count_rate:g}), got {n_draws} x {len(families)}")
-n_control = params.positive_int("n_control", n_control)
-n_white = params.positive_int("n_white", n_white)
-delta_min = params.real("delta_min", delta_min, -4.0, -0.5)  # the stated range
-delta_max = params.real("delta_max", delta_max, -4.0, -0.5)
-if delta_min > delta_max:
-    raise ValueError(f"delta_min must not exceed delta_max, got {delta_min} and {delta_max}")
-sv_min = params.real("sv_min", sv_min, 0.5, 1.5)
-sv_max = params.real("sv_max", sv_max, 0.5, 1.5)
-if sv_min > sv_max:
-    raise ValueError(f"sv_min must not exceed sv_max, got {sv_min} and {sv_max}")
-beta_norm_min = params.real("beta_norm_min", beta_norm_min, 0.5, 1.5)
-beta_norm_max = params.real("beta_norm_max", beta_norm_max, 0.5, 1.5)
-if beta_norm_min > beta_norm_max:
-    raise ValueError(f"beta_norm_min must not exceed beta_norm_max, got {beta_norm_min} and {beta_norm_max}")
-T_limit = params.real("T_limit", T_limit, 1500.0, 1e5)  # the slowest flows of the stated range settle by 1500
-settle_tol = params.positive_real("settle_tol", settle_tol)
-limit_tol = params.positive_real("limit_tol", limit_tol)
-miss_min = params.positive_real("miss_min", miss_min)
-count_rate = params.real("count_rate", count_rate, 0.5, 1.0, closed=False)
-count_family = params.positive_int("count_family", count_family)
-fig4_x = params.pair("fig4_x", fig4_x, -10.0, 10.0)
-fig4_y = params.real("fig4_y", fig4_y, -10.0, 10.0)
-fig4_beta0 = params.pair("fig4_beta0", fig4_beta0, -10.0, 10.0)
-if fig4_x == (0.0, 0.0) or fig4_y == 0 or fig4_beta0 == (0.0, 0.0):
-    raise ValueError("fig4_x, fig4_y and fig4_beta0 must be nonzero")
-if not fig4_y * (fig4_x[0] * fig4_beta0[0] + fig4_x[1] * fig4_beta0[1]) < 0:
-    raise ValueError(f"fig4_beta0 must have fig4_y x^T beta0 < 0 (a crossing needs L(beta0) > L(0)), got {fig4_beta0!r}")
-fig4_deltas = params.real_list("fig4_deltas", fig4_deltas, -8.0, 0.0)
-kernel_delta = params.real("kernel_delta", kernel_delta, 8.0, 16.0)  # the stated range of the kernel claims
-kernel_T = params.real("kernel_T", kernel_T, 10.0, 40.0)
-fd_step = params.real("fd_step", fd_step, 2e-4, 5e-4)  # truncation (h rate)^4 and rounding 1e-13 / h both small
-mdot_tol = params.positive_real("mdot_tol", mdot_tol)
-lazy_change_max = params.real("lazy_change_max", lazy_change_max, 0.0, 1.0, closed=False)
-order_ratio = params.real("order_ratio", order_ratio, 2.0, 100.0)
-azulay_deltas = params.real_list("azulay_deltas", azulay_deltas, 0.0, 20.0)  # Azulay et al.'s Thm 2 needs delta >= 0
-fig8_deltas = params.real_list("fig8_deltas", fig8_deltas, -4.0, 4.0)
-if not (min(fig8_deltas) < 0 < max(fig8_deltas) and 0.0 in fig8_deltas):
-    raise ValueError(f"fig8_deltas must hold a negative value, 0 and a positive value, got {fig8_deltas!r}")
-fig8_beta_star = params.pair("fig8_beta_star", fig8_beta_star, -10.0, 10.0)
-if fig8_beta_star == (0.0, 0.0):
-    raise ValueError("fig8_beta_star must be nonzero")
-fig8_beta0_angles = params.real_list("fig8_beta0_angles", fig8_beta0_angles, -2.0, 2.0)
-fig8_T = params.real("fig8_T", fig8_T, 1.0, 20.0)
-fig8_tol = params.real("fig8_tol", fig8_tol, 1e-9, 1e-5)
-# A start antiparallel to beta* with delta = 0 runs on the stable manifold of the saddle at the origin (eigenvalues
-# +-|beta*| of the linearized flow): any rounding of the start (relative eps) grows like eps exp(|beta*| t), in the
-# integration and in the closed form alike. The comparison is resolvable over [0, T] for every start only when
-# eps exp(|beta*| T) stays 100 times below fig8_tol, i.e. |beta*| T <= log(fig8_tol / (100 eps)).
-fig8_growth_max = float(np.log(fig8_tol / (100 * np.finfo(float).eps)))  # 15.3 at fig8_tol 1e-7
-if np.hypot(*fig8_beta_star) * fig8_T > fig8_growth_max:
-    raise ValueError(f"fig8_beta_star and fig8_T must have |fig8_beta_star| * fig8_T in (0, {fig8_growth_max:.2f}] "
-                     f"(log(fig8_tol / (100 eps)): rounding grows like exp(|beta*| t) near the antipode of beta*), "
-                     f"got {np.hypot(*fig8_beta_star) * fig8_T:.3g}")
+from markovlib.richlazy import minimal_crossing
+tol, ranged = "a positive tolerance", "the stated range of the random draws"
+SPEC = params.declare(
+    seed=params.Int(0, why="any seed; 0 to 9 were run while the chapter was written"),
+    families=params.PairList(1, 6, why="the stated data families: n in [1, 3] samples, null spaces d - n in {1, 2}"),
+    n_draws=params.Int(10, why="counts need 10 draws per family"),
+    n_control=params.Int(1, why="at least one control draw per family for the energy claim"),
+    n_white=params.Int(1, why="at least one whitened draw per family with n >= 2"),
+    delta_min=params.Real(-4.0, -0.5, why=ranged + ": downstream, where a can cross zero"),
+    delta_max=params.Real(-4.0, -0.5, why=ranged),
+    sv_min=params.Real(0.5, 1.5, why=ranged + " (nonzero eigenvalues of X^T X / n)"),
+    sv_max=params.Real(0.5, 1.5, why=ranged),
+    beta_norm_min=params.Real(0.5, 1.5, why=ranged + " (|beta_ls| and |beta0|)"),
+    beta_norm_max=params.Real(0.5, 1.5, why=ranged),
+    T_limit=params.Real(1500.0, 1e5, why="the slowest flows of the stated range settle by 1500"),
+    settle_tol=params.Real(0.0, math.inf, closed=False, why=tol),
+    limit_tol=params.Real(0.0, math.inf, closed=False, why=tol),
+    miss_min=params.Real(0.0, math.inf, closed=False, why="a positive distance"),
+    count_rate=params.Real(0.5, 1.0, closed=False, why="a count claims a majority at least"),
+    count_family=params.Int(1, why="Bonferroni over at least one claim"),
+    fig4_x=params.Pair(-10.0, 10.0, why="a sample of moderate size"),
+    fig4_y=params.Real(-10.0, 10.0, why="a label of moderate size"),
+    fig4_beta0=params.Pair(-10.0, 10.0, why="a start of moderate size"),
+    fig4_deltas=params.RealList(-8.0, 0.0, why="downstream deltas, where a can cross zero"),
+    kernel_delta=params.Real(8.0, 16.0, why="the stated range of the kernel claims"),
+    kernel_T=params.Real(10.0, 40.0, why="long enough for the regimes to show, short enough for dense output"),
+    fd_step=params.Real(2e-4, 5e-4, why="truncation (h rate)^4 and rounding 1e-13 / h both small"),
+    mdot_tol=params.Real(0.0, math.inf, closed=False, why=tol),
+    lazy_change_max=params.Real(0.0, 1.0, closed=False, why="a change below the size of M(0)"),
+    order_ratio=params.Real(2.0, 100.0, why="'same order' and 'dominates' need a factor of 2 to 100"),
+    azulay_deltas=params.RealList(0.0, 20.0, why="Azulay et al.'s Thm 2 needs delta >= 0"),
+    fig8_deltas=params.RealList(-4.0, 4.0, why="Fig. 8 is checked for |delta| <= 4"),
+    fig8_beta_star=params.Pair(-10.0, 10.0, why="a target of moderate size (its product with fig8_T is bounded)"),
+    fig8_beta0_angles=params.RealList(-2.0, 2.0, why="angles in units of pi"),
+    fig8_T=params.Real(1.0, 20.0, why="Fig. 8 is checked for T <= 20"),
+    fig8_tol=params.Real(1e-9, 1e-5, why="resolvable by the integration and the closed form"),
+    require=[
+        ("families hold integer pairs (n, d) with n in [1, 3] and d - n in {1, 2}", lambda v: all(
+            n == int(n) and d == int(d) and 1 <= n <= 3 and d - n in (1, 2) for n, d in v["families"]), ranged),
+        ("n_draws * len(families) >= minimal_crossing.crossings_needed(count_rate, count_family)", lambda v: v["n_draws"]
+         * len(v["families"]) >= minimal_crossing.crossings_needed(v["count_rate"], v["count_family"]),
+         "a count over fewer crossing draws could not pass even if every draw agreed"),
+        ("delta_min <= delta_max, sv_min <= sv_max and beta_norm_min <= beta_norm_max", lambda v: all(
+            v[k + "_min"] <= v[k + "_max"] for k in ("delta", "sv", "beta_norm")), "ranges"),
+        ("fig4_y fig4_x^T fig4_beta0 < 0 (so all three nonzero)", lambda v: v["fig4_y"] * np.dot(
+            v["fig4_x"], v["fig4_beta0"]) < 0, "a crossing needs L(beta0) > L(0)"),
+        ("fig8_deltas hold a negative value, 0 and a positive value", lambda v: min(v["fig8_deltas"]) < 0
+         < max(v["fig8_deltas"]) and 0.0 in v["fig8_deltas"], "downstream, balanced and upstream"),
+        ("fig8_beta_star nonzero", lambda v: v["fig8_beta_star"] != (0.0, 0.0), "a target"),
+        ("|fig8_beta_star| * fig8_T <= log(fig8_tol / (100 eps))", lambda v: math.hypot(*v["fig8_beta_star"])
+         * v["fig8_T"] <= math.log(v["fig8_tol"] / (100 * np.finfo(float).eps)),
+         "rounding grows like eps exp(|beta*| t) near the antipode of beta*"),
+    ],
+)
+globals().update(SPEC.check(globals()))
+SPEC.table()
 
 # %%
 # %matplotlib inline
@@ -202,21 +175,29 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import minimize
 
 from markovlib.book import formatting, plotting
-from markovlib.book.glue import glue
 from markovlib.book.formatting import bound, fixed, fraction
+from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.richlazy import minimal_exact as RE
-from markovlib.richlazy.minimal_limits import flow_limit, init_from_product, limit_sign
+from markovlib.richlazy import minimal_exact, minimal_model
+from markovlib.richlazy.minimal_crossing import max_error
+from markovlib.richlazy.minimal_limits import init_from_product
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
-rng = np.random.default_rng(seed)
+families = [(int(n_), int(d_)) for n_, d_ in families]
+ranges = dict(delta_range=(delta_min, delta_max), sv_range=(sv_min, sv_max),
+              beta_norm_range=(beta_norm_min, beta_norm_max))
 
+# %% [markdown]
+# Every check below compares with an independent integration: many single neurons at once, by scipy's DOP853, with
+# events at the zeros of each $a$.
 
-# independent reference (do not replace with markovlib): the gradient flow of many single neurons at once,
-# da/dt = -w^T g, dw/dt = -a g, g = C (a w) - c, by scipy's DOP853; events count the zero crossings of each a
+# %%
+
 def batch_flow(a0, W0, Cs, cs, T, n_eval=2001, rtol=1e-11, atol=1e-13, dense=False):
+    """Independent reference (do not replace with markovlib): the gradient flow of many single neurons at once,
+    da/dt = -w^T g, dw/dt = -a g, g = C (a w) - c, by scipy's DOP853; events count the zero crossings of each a."""
     N, d = W0.shape
 
     def rhs(_, z):
@@ -225,28 +206,14 @@ def batch_flow(a0, W0, Cs, cs, T, n_eval=2001, rtol=1e-11, atol=1e-13, dense=Fal
         return np.concatenate([-np.sum(W * g, axis=1), (-a[:, None] * g).ravel()])
 
     events = [lambda _, z, i=i: z[i] for i in range(N)]
-    t_eval = np.linspace(0.0, T, n_eval)
     sol = solve_ivp(rhs, (0.0, T), np.concatenate([a0, W0.ravel()]), method="DOP853", rtol=rtol, atol=atol,
-                    t_eval=t_eval, events=events, dense_output=dense)
+                    t_eval=np.linspace(0.0, T, n_eval), events=events, dense_output=dense)
     assert sol.success, sol.message
-    crossings = np.array([te.size for te in sol.t_events])
-    return sol, sol.y[:N], sol.y[N:].reshape(N, d, -1), crossings
-
-
-def random_problem(rng_, n, d, whitened=False):
-    """X (n x d, rank n) whose X^T X / n has eigenvalues uniform in [sv_min, sv_max] on a random row space (with
-    whitened=True one such eigenvalue, repeated: X^T X / n = lambda P_R), and y = X beta_ls with |beta_ls| uniform in
-    [beta_norm_min, beta_norm_max] (beta_ls in the row space)."""
-    U, _ = np.linalg.qr(rng_.normal(size=(n, n)))
-    V, _ = np.linalg.qr(rng_.normal(size=(d, d)))
-    ev = np.full(n, rng_.uniform(sv_min, sv_max)) if whitened else rng_.uniform(sv_min, sv_max, n)
-    X = U @ np.diag(np.sqrt(n * ev)) @ V[:, :n].T
-    beta_ls = V[:, :n] @ rng_.normal(size=n)
-    beta_ls *= rng_.uniform(beta_norm_min, beta_norm_max) / np.linalg.norm(beta_ls)
-    return X, X @ beta_ls, beta_ls, V[:, n:]  # the last: an orthonormal basis of the null space
+    return sol, sol.y[:N], sol.y[N:].reshape(N, d, -1), np.array([te.size for te in sol.t_events])
 
 # %% [markdown]
-# ## Thm 3.1 through a zero crossing of $a$
+# (sec-grq-exact-dynamics-crossing)=
+# ## 1. Thm 3.1 through a zero crossing of $a$
 #
 # Take $\eta_a = \eta_w = 1$, any data $X \in \mathbb R^{n\times d}$, $y \in \mathbb R^n$ with $X^\top y \ne 0$,
 # $C = X^\top X/n$, $c = X^\top y/n$, and the residual gradient $g = \nabla_\beta L = C\beta - c$. Split
@@ -333,6 +300,10 @@ def random_problem(rng_, n, d, whitened=False):
 # For an anisotropic $C$ with $\delta_R < 0$ and $L(\beta_0) > L(0)$, nothing here decides whether $a$ crosses
 # zero. `flow_limit` then integrates the flow only until $L(\beta) < L(0)$, with a margin of $10^{-6}$ times
 # $L(0) - \min L$ for the solver's error. After that the sign cannot change, and {eq}`grq-eq-limit` finishes the job.
+
+# %% [markdown]
+# (sec-grq-exact-dynamics-draws)=
+# ### The random draws
 #
 # The checks use random data of four families (one and two samples; null spaces of dimension 1 and 2; the range in
 # the parameters cell). On each family, `n_draws` initializations are prone to cross: $c^\top\beta_0 < 0$ (so
@@ -346,103 +317,62 @@ def random_problem(rng_, n, d, whitened=False):
 # draws have $\delta_R \ge 0$ and cannot cross), the chapter tops up with further crossing-prone draws, the families
 # in turn, until it has them. Finally, for the families with $n \ge 2$, `n_white` crossing-prone draws on whitened
 # data ($X^\top X/n = \lambda P_R$) test the other exact case of {prf:ref}`grq-lem-one-crossing`.
+#
+# The next cell draws them (`minimal_crossing.draw_families`, integrated by the independent `batch_flow` above) and
+# adds the package's predictions to each draw (`minimal_crossing.predict`: Thm 3.1 at $\pm\beta_0$,
+# {eq}`grq-eq-limit`, `flow_limit` and the route by which `limit_sign` decided).
 
 # %%
-rows = []  # one dict per draw
-
-
-def draw_family(fam, n, d, n_prone, n_ctrl, rng_, whitened=False):
-    """n_prone crossing-prone and n_ctrl control draws of one family, integrated independently to T_limit."""
-    a0s, W0s, Cs, cs, info = [], [], [], [], []
-    for k in range(n_prone + n_ctrl):
-        X, y, beta_ls, N_basis = random_problem(rng_, n, d, whitened)
-        C, c = X.T @ X / n, X.T @ y / n
-        direction = rng_.normal(size=d)
-        direction /= np.linalg.norm(direction)
-        if k < n_prone:  # crossing-prone: c^T beta0 < 0, delta < 0
-            beta0 = -np.sign(c @ direction) * rng_.uniform(beta_norm_min, beta_norm_max) * direction
-            delta = rng_.uniform(delta_min, delta_max)
-        else:  # control: c^T beta0 > 0 and |beta0| below 2 c^T beta0_hat / beta0_hat^T C beta0_hat, so L(beta0) < L(0)
-            direction *= np.sign(c @ direction)
-            beta0 = rng_.uniform(0.2, 0.8) * 2 * (c @ direction) / (direction @ C @ direction) * direction
-            delta = rng_.uniform(delta_min, delta_max)
-        a0, w0 = init_from_product(beta0, delta, rng_.choice([-1.0, 1.0]))
-        a0s.append(a0)
-        W0s.append(w0)
-        Cs.append(C)
-        cs.append(c)
-        info.append(dict(family=fam, n=n, d=d, X=X, y=y, beta_ls=beta_ls, N=N_basis, beta0=beta0, delta=delta,
-                         a0=a0, w0=w0, prone=k < n_prone, dL0=float(beta0 @ (C @ beta0 / 2 - c))))
-    _, a_t, W_t, n_cross = batch_flow(np.array(a0s), np.array(W0s), np.array(Cs), np.array(cs), T_limit)
-    i90 = int(round(0.9 * (a_t.shape[1] - 1)))
-    for j, r in enumerate(info):
-        beta_T, beta_90 = a_t[j, -1] * W_t[j, :, -1], a_t[j, i90] * W_t[j, :, i90]
-        P_N = r["N"] @ r["N"].T
-        r.update(beta_T=beta_T, settled=float(np.abs(beta_T - beta_90).max()) < settle_tol,
-                 crossings=int(n_cross[j]), sign_end=float(np.sign(a_t[j, -1])),
-                 null_drift=float(np.abs(P_N @ W_t[j] - (P_N @ r["w0"])[:, None]).max()))
-    return info
-
-
-for fam, (n, d) in enumerate(families):
-    rows += draw_family(fam, n, d, n_draws, n_control, rng)
-# the counts over crossing draws need at least n_cross_needed of them to be able to pass: top up with more
-# crossing-prone draws (their own stream, the families in turn) until there are that many crossings
-rng_top = np.random.default_rng([seed, 2])
-n_topped = 0
-while sum(r["crossings"] == 1 for r in rows) < n_cross_needed:
-    if n_topped >= 20 * n_draws * len(families):
-        raise ValueError(f"delta_min, delta_max = {delta_min:g}, {delta_max:g} give too few zero crossings: "
-                         f"{sum(r['crossings'] == 1 for r in rows)} after {n_topped} extra draws, "
-                         f"{n_cross_needed} needed for the counts (take delta_max further below 0)")
-    for fam, (n, d) in enumerate(families):
-        rows += draw_family(fam, n, d, 1, 0, rng_top)
-        n_topped += 1
-
-n_flows = len(rows)
+rows, n_topped = minimal_crossing.draw_families(
+    np.random.default_rng(seed), families, n_draws, n_control, batch_flow, T_limit, settle_tol,
+    top_up_rng=np.random.default_rng([seed, 2]),  # the top-up draws have their own stream
+    crossings=minimal_crossing.crossings_needed(count_rate, count_family), **ranges)
 for r in rows:
-    X, y, beta0, delta, a0, w0 = r["X"], r["y"], r["beta0"], r["delta"], r["a0"], r["w0"]
-    r["psi"] = RE.implicit_bias_limit(X, y, beta0, delta)  # Thm 3.1 as stated
-    r["psi_flip"] = RE.implicit_bias_limit(X, y, -beta0, delta)  # Thm 3.1 with -beta0
-    P_N = r["N"] @ r["N"].T
-    delta_R = a0**2 - float(w0 @ (np.eye(r["d"]) - P_N) @ w0)
-    a_inf = np.sqrt((delta_R + np.hypot(delta_R, 2 * np.linalg.norm(r["beta_ls"]))) / 2)  # (grq-eq-limit)
-    r["delta_R"] = delta_R
-    r["miss_pred"] = 2 * a_inf * float(np.abs(P_N @ w0).max())  # |A.4.4 form - flow limit| on a crossing flow
-    r["closed"] = r["beta_ls"] + r["sign_end"] * a_inf * (P_N @ w0)
-    r["flow_limit"] = flow_limit(X, y, a0, w0)
-    r["route"] = limit_sign(X, y, a0, w0)
-
+    minimal_crossing.predict(r)
+n_flows = len(rows)
 settled = [r for r in rows if r["settled"]]
 cross = [r for r in rows if r["crossings"] == 1]
+print(f"{n_flows} flows on {len(families)} data families {families} ({n_topped} topped up), {len(settled)} settled "
+      f"by T = {T_limit:g} (|beta(T) - beta(0.9 T)| < {settle_tol:.0e})")
+
+# %% [markdown]
+# The frozen null part, the number of crossings per flow, the energy condition and the sign condition, counted over
+# all draws:
+
+# %%
 max_null_drift = max(r["null_drift"] for r in rows)
 max_crossings = max(r["crossings"] for r in rows)
 energy_rows = [r for r in rows if r["dL0"] < 0]
 energy_crossings = sum(r["crossings"] > 0 for r in energy_rows)
 prone = [r for r in rows if r["prone"]]
 prone_nocross = [r for r in prone if r["crossings"] == 0]
-iso = [r for r in rows if r["n"] == 1]  # one sample: X^T X / n is a multiple of the projector onto its row space
-iso_pred = [RE.basin_margin(r["a0"], r["w0"] - r["N"] @ (r["N"].T @ r["w0"]), r["beta_ls"]) * r["a0"] < 0 for r in iso]
-iso_agree = sum(bool(p) == (r["crossings"] == 1) for p, r in zip(iso_pred, iso))
-# whitened data with n >= 2 samples (X^T X / n = lambda P_R): the lemma's other exact case, on crossing-prone draws
-rng_white = np.random.default_rng([seed, 3])  # its own stream: the draws above do not move
-white = [r for fam, (n, d) in enumerate(families) if n >= 2
-         for r in draw_family(fam, n, d, n_white, 0, rng_white, whitened=True)]
-white_pred = [RE.basin_margin(r["a0"], r["w0"] - r["N"] @ (r["N"].T @ r["w0"]), r["beta_ls"]) * r["a0"] < 0 for r in white]
-white_agree = sum(bool(p) == (r["crossings"] == 1) for p, r in zip(white_pred, white))
-white_C_err = max((float(np.abs(r["X"].T @ r["X"] / r["n"] - np.linalg.eigvalsh(r["X"].T @ r["X"] / r["n"]).max()
-                                * (np.eye(r["d"]) - r["N"] @ r["N"].T)).max()) for r in white), default=0.0)
-print(f"{n_flows} flows on {len(families)} data families {families}, {len(settled)} settled by T = {T_limit:g} "
-      f"(|beta(T) - beta(0.9 T)| < {settle_tol:.0e})")
 print(f"null-space part of w: max |P_N w(t) - P_N w0| {bound(max_null_drift, 1e-10)}")
 print(f"zero crossings of a per flow: max {max_crossings}; flows that cross: {len(cross)}")
 print(f"flows with L(beta0) < L(0): {len(energy_rows)}, of which cross: {energy_crossings}")
 print(f"crossing-prone draws (c^T beta0 < 0, delta in [{delta_min:g}, {delta_max:g}]): {len(prone) - len(prone_nocross)} "
       f"of {len(prone)} cross; of those that do not, delta_R >= 0 for {sum(r['delta_R'] >= 0 for r in prone_nocross)}")
+
+# %% [markdown]
+# Where $X^\top X/n$ is a multiple of $P_R$ the basin rule of {prf:ref}`grq-prop-a-2-5` on the row space decides
+# the crossing. One sample is such a case; for the families with $n \ge 2$, `n_white` crossing-prone draws on
+# whitened data (their own random stream) test the other.
+
+# %%
+iso = [r for r in rows if r["n"] == 1]  # one sample: X^T X / n is a multiple of the projector onto its row space
+iso_agree = sum(minimal_crossing.basin_predicts_crossing(r) == (r["crossings"] == 1) for r in iso)
+rng_white = np.random.default_rng([seed, 3])  # its own stream: the draws above do not move
+white = [r for fam, (n, d) in enumerate(families) if n >= 2
+         for r in minimal_crossing.draw_family(rng_white, n, d, n_white, 0, batch_flow, T_limit, settle_tol,
+                                               family=fam, whitened=True, **ranges)]
+white_agree = sum(minimal_crossing.basin_predicts_crossing(r) == (r["crossings"] == 1) for r in white)
+white_C_err = max((max_error(r["C"], np.linalg.eigvalsh(r["C"]).max() * (np.eye(r["d"]) - r["N"] @ r["N"].T))
+                   for r in white), default=0.0)
 print(f"one-sample families: crossing predicted by the basin rule on the row space = observed for "
       f"{fraction(iso_agree, len(iso))} flows")
 print(f"whitened data with n >= 2 (X^T X / n = lambda P_R to {bound(white_C_err, 1e-12)}): predicted = observed for "
       f"{fraction(white_agree, len(white))} crossing-prone flows ({sum(r['crossings'] == 1 for r in white)} cross)")
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma (frozen null part): P_N w(t) = P_N w0 along the flow, any X", max_null_drift < 1e-8,
                     check=f"{n_flows} independent flows (scipy DOP853) on {len(families)} random data families, t in [0, {T_limit:g}]",
                     measured=bound(max_null_drift, 1e-10), tolerance="1e-8", kind="independent")
@@ -471,7 +401,10 @@ _ = glue("iso_predicted", f"{fraction(iso_agree, len(iso))} one-sample flows"
                  + (f" and {fraction(white_agree, len(white))} whitened flows with two or three samples" if white else ""))
 
 # %% [markdown]
-# Now the limits. For each flow that crosses, the table below compares the independent limit with Thm 3.1 as
+# (sec-grq-exact-dynamics-limits)=
+# ## 2. Where the flows end
+#
+# For each flow that crosses, the table below compares the independent limit with Thm 3.1 as
 # stated (`implicit_bias_limit` at $\beta_0$, the A.4.4 closed form) and with its correction (at $-\beta_0$). For
 # each flow that does not cross, it compares with Thm 3.1 as stated. {eq}`grq-eq-limit` and `flow_limit` are
 # compared on every settled flow. A crossing draw counts as confirmed when its flow has settled and ends within
@@ -481,36 +414,41 @@ _ = glue("iso_predicted", f"{fraction(iso_agree, len(iso))} one-sample flows"
 # count of confirmed draws carries a one-sided Wilson bound against `count_rate` (`count_family` is 1: one count).
 
 # %%
-def err(u, v):
-    return float(np.abs(u - v).max())
-
-
 cross_settled = [r for r in cross if r["settled"]]
-confirmed = sum(err(r["beta_T"], r["psi_flip"]) < limit_tol for r in cross_settled)
-misses = np.array([err(r["beta_T"], r["psi"]) for r in cross])
+confirmed = sum(max_error(r["beta_T"], r["psi_flip"]) < limit_tol for r in cross_settled)
+misses = np.array([max_error(r["beta_T"], r["psi"]) for r in cross])
 missed = int(np.sum(misses > miss_min))
 miss_law_err = max((abs(m - r["miss_pred"]) for m, r in zip(misses, cross) if r["settled"]), default=0.0)
 nocross_settled = [r for r in settled if r["crossings"] == 0]
-thm_err = max((err(r["beta_T"], r["psi"]) for r in nocross_settled), default=0.0)
-closed_err = max(err(r["beta_T"], r["closed"]) for r in settled)
-fl_err = max(err(r["beta_T"], r["flow_limit"]) for r in settled)
+thm_err = max((max_error(r["beta_T"], r["psi"]) for r in nocross_settled), default=0.0)
+closed_err = max(max_error(r["beta_T"], r["closed"]) for r in settled)
+fl_err = max(max_error(r["beta_T"], r["flow_limit"]) for r in settled)
 sign_agree = sum(r["route"][0] == r["sign_end"] for r in rows)
 routes = {}
 for r in rows:
     routes[r["route"][1]] = routes.get(r["route"][1], 0) + 1
+print(f"closed form (grq-eq-limit) with the observed sign vs flow, all settled flows: {bound(closed_err, 1e-8)}")
+print(f"flow_limit vs flow, all settled flows: {bound(fl_err, 1e-8)}; sign of a(inf) from limit_sign = observed for "
+      f"{fraction(sign_agree, n_flows)}; routes: " + ", ".join(f"{k} {v}" for k, v in sorted(routes.items())))
+
+# %% [markdown]
+# Family by family: the crossing flows against the corrected minimizer and against the A.4.4 form, the others against
+# Thm 3.1 as stated.
+
+# %%
 print(f"{'family':>8}{'flows':>7}{'cross':>7}{'max |flow - Psi(-b0)|, cross':>31}{'A.4.4 miss, cross':>20}"
       f"{'max |flow - Psi(b0)|, no cross':>32}")
 for fam, (n, d) in enumerate(families):
     fr = [r for r in settled if r["family"] == fam]
     fc = [r for r in fr if r["crossings"] == 1]
     fn = [r for r in fr if r["crossings"] == 0]
-    e_flip = bound(max((err(r["beta_T"], r["psi_flip"]) for r in fc), default=0.0), 1e-8)
-    miss = f"{fixed(min(err(r['beta_T'], r['psi']) for r in fc), 2)} to {fixed(max(err(r['beta_T'], r['psi']) for r in fc), 2)}" if fc else "-"
-    e_thm = bound(max((err(r["beta_T"], r["psi"]) for r in fn), default=0.0), 1e-8)
+    e_flip = bound(max((max_error(r["beta_T"], r["psi_flip"]) for r in fc), default=0.0), 1e-8)
+    fm = [max_error(r["beta_T"], r["psi"]) for r in fc]
+    miss = f"{fixed(min(fm), 2)} to {fixed(max(fm), 2)}" if fc else "-"
+    e_thm = bound(max((max_error(r["beta_T"], r["psi"]) for r in fn), default=0.0), 1e-8)
     print(f"{f'{n} x {d}':>8}{len(fr):>7}{len(fc):>7}{e_flip:>31}{miss:>20}{e_thm:>32}")
-print(f"closed form (grq-eq-limit) with the observed sign vs flow, all settled flows: {bound(closed_err, 1e-8)}")
-print(f"flow_limit vs flow, all settled flows: {bound(fl_err, 1e-8)}; sign of a(inf) from limit_sign = observed for "
-      f"{fraction(sign_agree, n_flows)}; routes: " + ", ".join(f"{k} {v}" for k, v in sorted(routes.items())))
+
+# %% tags=["hide-input"]
 _ = verified.record_count("Remark (crossing): crossing flows end at argmin Psi_delta with -beta0", confirmed,
                           len(cross), rate=count_rate, unit="crossing draws", family=count_family,
                           check=f"independent flows to T = {T_limit:g} vs implicit_bias_limit(X, y, -beta0, delta), "
@@ -546,7 +484,8 @@ _ = glue("flow_limit_err", bound(fl_err, 1e-8))
 _ = glue("routes", ", ".join(f"{k}: {v} draws" for k, v in sorted(routes.items())))
 
 # %% [markdown]
-# ### The paper's Fig. 4 problem, started from $-\beta_0$
+# (sec-grq-exact-dynamics-fig4)=
+# ## 3. The paper's Fig. 4 problem, started from $-\beta_0$
 #
 # The one-sample problem of Fig. 4 ($x = (0.5, 1)$, $y = 1.1$) has a one-dimensional null space, spanned by $v$.
 # The A.4.4 closed form is written out here: $\beta = \beta^* + \alpha v$ with $\alpha = k\,|a_\infty|$,
@@ -564,14 +503,18 @@ v4 = np.sign(fig4_y) * np.array([-x4[1], x4[0]]) / np.linalg.norm(x4)
 
 
 def a44_closed_form(beta0, delta):
-    """App. A.4.4 in closed form (written out here, independent of markovlib): beta* + alpha v."""
+    """Independent reference: App. A.4.4 in closed form (written out here, independent of markovlib): beta* + alpha v."""
     r0 = np.linalg.norm(beta0)
     w0_norm = np.sqrt((np.hypot(delta, 2 * r0) - delta) / 2)
     k = w0_norm * (beta0 @ v4) / r0
     kappa = (k**2 + delta) / 2
     return bstar4 + k * np.sqrt(kappa + np.hypot(kappa, np.linalg.norm(bstar4))) * v4
 
+# %% [markdown]
+# The flows from `fig4_beta0` at each $\delta$ of `fig4_deltas`, integrated independently, against the A.4.4 form
+# and its mirror image $\beta^* - \alpha v$:
 
+# %%
 inits4 = [init_from_product(b04, dl) for dl in fig4_deltas]
 sol4, a4, W4, cross4 = batch_flow(np.array([i[0] for i in inits4]), np.array([i[1] for i in inits4]),
                                   np.array([X4.T @ X4] * len(fig4_deltas)), np.array([X4[0] * fig4_y] * len(fig4_deltas)),
@@ -585,14 +528,16 @@ for j, dl in enumerate(fig4_deltas):
     flip = 2 * bstar4 - form  # beta* - alpha v
     end = beta4[j, :, -1]
     pred = flip if cross4[j] else form
-    a44_vs_psi = max(a44_vs_psi, err(form, RE.implicit_bias_limit(X4, y4, b04, dl)))
-    fig4_flip_err = max(fig4_flip_err, err(end, pred))
+    a44_vs_psi = max(a44_vs_psi, max_error(form, minimal_exact.implicit_bias_limit(X4, y4, b04, dl)))
+    fig4_flip_err = max(fig4_flip_err, max_error(end, pred))
     miss = float(np.linalg.norm(end - form))
     if cross4[j]:
         fig4_miss.append(miss)
     print(f"{dl:>6g}{int(cross4[j]):>9}   ({fixed(form[0], 3)}, {fixed(form[1], 3)})   ({fixed(flip[0], 3)}, "
           f"{fixed(flip[1], 3)})   ({fixed(end[0], 3)}, {fixed(end[1], 3)}){fixed(miss, 2):>7}"
-          f"{bound(err(end, pred), 1e-8):>15}{bound(a44_vs_psi, 1e-12):>15}")
+          f"{bound(max_error(end, pred), 1e-8):>15}{bound(a44_vs_psi, 1e-12):>15}")
+
+# %% tags=["hide-input"]
 _ = verified.record("App. A.4.4 closed form = implicit_bias_limit (the authors' formula is argmin Psi_delta)",
                     a44_vs_psi < 1e-10, check=f"Fig. 4 problem from fig4_beta0 at delta in {fig4_deltas}",
                     measured=bound(a44_vs_psi, 1e-12), tolerance="1e-10", kind="independent")
@@ -630,8 +575,8 @@ ax_l.set_aspect("equal")
 ax_l.set_title("Fig. 4 problem from $-\\beta_0$: flows through the origin")
 ax_l.legend(fontsize=8, loc="lower left")
 for r in rows:
-    e1 = max(err(r["beta_T"], r["psi"]), 1e-13)
-    e2 = max(err(r["beta_T"], r["psi_flip"]), 1e-13)
+    e1 = max(max_error(r["beta_T"], r["psi"]), 1e-13)
+    e2 = max(max_error(r["beta_T"], r["psi_flip"]), 1e-13)
     ax_r.scatter(e1, e2, color=plotting.LOCAL if r["crossings"] else plotting.MAXIMA, s=25, alpha=0.8)
 ax_r.scatter([], [], color=plotting.LOCAL, label="a crosses zero")
 ax_r.scatter([], [], color=plotting.MAXIMA, label="a keeps its sign")
@@ -667,7 +612,8 @@ plt.show()
 # ```
 
 # %% [markdown]
-# ## The kernel's own dynamics (App. A.3.1)
+# (sec-grq-exact-dynamics-kernel)=
+# ## 4. The kernel's own dynamics (App. A.3.1)
 #
 # The NTK is $K = X M X^\top$ ({eq}`grq-eq-1`), so $\dot K = X\dot M X^\top$. With $\kappa = \sqrt{\delta^2 +
 # 4\lVert\beta\rVert^2}$ and $M = \tfrac{\kappa + \delta}{2}I + \tfrac{\kappa - \delta}{2}\hat\beta\hat\beta^\top$
@@ -710,65 +656,55 @@ plt.show()
 # $[0, T]$: $I_{norm}$ and $I_{dir}$.
 
 # %%
-rng_k = np.random.default_rng([seed, 1])  # its own stream: the draws above do not move it
-nk, dk = 6, 3
-Uk, _ = np.linalg.qr(rng_k.normal(size=(nk, nk)))
-Vk, _ = np.linalg.qr(rng_k.normal(size=(dk, dk)))
-Xk = Uk[:, :dk] @ np.diag(np.sqrt(nk * rng_k.uniform(sv_min, sv_max, dk))) @ Vk.T
-bt = rng_k.normal(size=dk)
-yk = Xk @ (bt / np.linalg.norm(bt)) + 0.3 * Uk[:, dk]  # a residual off the range of X
-Ck, ck = Xk.T @ Xk / nk, Xk.T @ yk / nk
-ck_hat = ck / np.linalg.norm(ck)
-perp = rng_k.normal(size=dk)
-perp -= (perp @ ck_hat) * ck_hat
-dir_k = 0.3 * ck_hat + np.sqrt(1 - 0.3**2) * perp / np.linalg.norm(perp)  # cosine 0.3 with c: beta0 has to turn
-b0k = min(0.8, (ck @ dir_k) / (dir_k @ Ck @ dir_k)) * dir_k  # |beta0| below 2 c^T dir / dir^T C dir: L(beta0) < L(0)
-assert b0k @ (Ck @ b0k / 2 - ck) < 0
-
-
-def mdot_terms(a, w, delta):
-    """The two terms of (grq-eq-mdot) at (a, w), computed from beta = a w and d beta/dt (chapter code)."""
-    g = Ck @ (a * w) - ck
-    a_dot, w_dot = -(w @ g), -a * g
-    beta, beta_dot = a * w, a_dot * w + a * w_dot
-    r = np.linalg.norm(beta)
-    bh = beta / r
-    kap = np.hypot(delta, 2 * r)
-    dr = bh @ beta_dot
-    dbh = (beta_dot - bh * dr) / r
-    return 2 * r / kap * (np.eye(dk) + np.outer(bh, bh)) * dr, (kap - delta) / 2 * (np.outer(dbh, bh) + np.outer(bh, dbh))
-
-
+Xk, yk, Ck, ck, b0k = minimal_crossing.kernel_problem(np.random.default_rng([seed, 1]), sv_range=(sv_min, sv_max))
+dk = Xk.shape[1]
+assert b0k @ (Ck @ b0k / 2 - ck) < 0  # L(beta0) < L(0): a keeps its sign
 kernel_deltas = [-kernel_delta, 0.0, kernel_delta]
-mdot_err, shares, ratios, changes, term_curves = 0.0, {}, {}, {}, {}
 t_k = np.linspace(0.0, kernel_T, 4001)
 t_fd = np.concatenate([np.geomspace(4 * fd_step, 1.0, 15), np.linspace(1.0, kernel_T - 4 * fd_step, 25)])
+kernel_sols = {}
 for dl in kernel_deltas:
     a0_, w0_ = init_from_product(b0k, dl)
     sol, _, _, ncross = batch_flow(np.array([a0_]), w0_[None, :], Ck[None], ck[None], kernel_T, n_eval=2,
                                    rtol=1e-13, atol=1e-15, dense=True)
     assert ncross[0] == 0
+    kernel_sols[dl] = sol
 
-    def M_of(t_):
-        z = sol.sol(t_)
-        return z[0] ** 2 * np.eye(dk) + np.outer(z[1:], z[1:])
+# %% [markdown]
+# On each flow: {eq}`grq-eq-mdot` (`minimal_model.mdot_terms`) against fourth-order central differences of
+# $M(t) = a^2 I + w w^\top$ at `len(t_fd)` times, and the integrated norms $I_{norm}$, $I_{dir}$ of its two terms.
 
-    h = fd_step
-    fd = [(-M_of(t + 2 * h) + 8 * M_of(t + h) - 8 * M_of(t - h) + M_of(t - 2 * h)) / (12 * h) for t in t_fd]
-    formula = [sum(mdot_terms(sol.sol(t)[0], sol.sol(t)[1:], dl)) for t in t_fd]
-    scale = max(np.abs(f).max() for f in fd)
-    mdot_err = max(mdot_err, max(float(np.abs(f - g).max()) for f, g in zip(formula, fd)) / scale)
+# %%
+mdot_err, shares, ratios, changes, term_curves = 0.0, {}, {}, {}, {}
+h = fd_step
+for dl, sol in kernel_sols.items():
+    Ms = {}
+    for k in (-2, -1, 1, 2):  # M(t + k h) at every t of t_fd, as (times, d, d)
+        Z = sol.sol(t_fd + k * h)
+        Ms[k] = Z[0][:, None, None] ** 2 * np.eye(dk) + np.einsum("it,jt->tij", Z[1:], Z[1:])
+    fd = (-Ms[2] + 8 * Ms[1] - 8 * Ms[-1] + Ms[-2]) / (12 * h)
+    Zf = sol.sol(t_fd)
+    formula = np.array([sum(minimal_model.mdot_terms(Zf[0, i], Zf[1:, i], dl, Ck, ck)) for i in range(t_fd.size)])
+    mdot_err = max(mdot_err, float(np.abs(formula - fd).max()) / float(np.abs(fd).max()))
     Z = sol.sol(t_k)
-    T1, T2 = np.array([[np.linalg.norm(m) for m in mdot_terms(Z[0, i], Z[1:, i], dl)] for i in range(t_k.size)]).T
+    T1, T2 = np.array([[np.linalg.norm(m) for m in minimal_model.mdot_terms(Z[0, i], Z[1:, i], dl, Ck, ck)]
+                       for i in range(t_k.size)]).T
     I1, I2 = np.trapezoid(T1, t_k), np.trapezoid(T2, t_k)
-    M0 = M_of(0.0)
-    shares[dl] = I2 / (I1 + I2)
-    ratios[dl] = I2 / I1
-    changes[dl] = (I1 + I2) / np.linalg.norm(M0)
-    term_curves[dl] = (T1 / np.linalg.norm(M0), T2 / np.linalg.norm(M0))
-# the error is the (h rate)^4 truncation of the differences, a deterministic function of fd_step and the flows:
-# it prints as a bound on a 1-2-3-5-7 ladder at least 1.5 times its value (never the "not <" of a fixed bound)
-# and never below 1e-8, 10 times the rounding floor of the differences (rtol 1e-13 of M over a step of 2e-4 or more)
+    M0 = np.linalg.norm(Z[0, 0] ** 2 * np.eye(dk) + np.outer(Z[1:, 0], Z[1:, 0]))
+    shares[dl], ratios[dl], changes[dl] = I2 / (I1 + I2), I2 / I1, (I1 + I2) / M0
+    term_curves[dl] = (T1 / M0, T2 / M0)
+
+# %% [markdown]
+# The finite-difference error is the $(h\,\text{rate})^4$ truncation, a deterministic function of `fd_step` and the
+# flows: it prints as a bound on a 1-2-3-5-7 ladder at least 1.5 times its value and never below $10^{-8}$, ten
+# times the rounding floor of the differences.
+#
+# The path length $I_{norm} + I_{dir}$ of $M$ on $[0, T]$ (the integral of the norms of the two terms of $\dot M$) is an
+# upper bound on $\lVert M(T) - M(0)\rVert$. Upstream ($\delta$ = `kernel_delta`) it must stay below `lazy_change_max`
+# of $\lVert M(0)\rVert$ (lazy); downstream ($\delta$ = $-$`kernel_delta`) the direction term must exceed the norm term
+# by the factor `order_ratio` (delayed rich); balanced, the two must be of the same order, within that factor (rich).
+
+# %%
 mdot_print = formatting.ladder_limit(mdot_err, margin=1.5, floor=1e-8)
 assert mdot_print < mdot_tol or not mdot_err < mdot_tol
 print(f"dM/dt (grq-eq-mdot) vs fourth-order finite differences of M(t), {len(t_fd)} times per flow: "
@@ -777,6 +713,8 @@ print(f"{'delta':>7}{'(I_norm + I_dir) / |M(0)|':>28}{'I_dir / (I_norm + I_dir)'
 for dl in kernel_deltas:
     print(f"{dl:>7g}{fixed(changes[dl], 3):>28}{fixed(shares[dl], 3):>27}{fixed(ratios[dl], 2):>17}")
 up, down, bal = kernel_delta, -kernel_delta, 0.0
+
+# %% tags=["hide-input"]
 _ = verified.record("App. A.3.1: dM/dt formula = finite differences of M along the flow", mdot_err < mdot_tol,
                     check=f"delta in {kernel_deltas}, random 6 x 3 data; scipy DOP853 rtol 1e-13, step {fd_step:g}",
                     measured=bound(mdot_err, mdot_print), tolerance=f"{mdot_tol:.0e} (relative)", kind="independent")
@@ -792,6 +730,9 @@ _ = glue("mdot_err", bound(mdot_err, mdot_print))
 _ = glue("lazy_change", fixed(changes[up], 3))
 _ = glue("down_ratio", fixed(ratios[down], 1))
 _ = glue("bal_ratio", fixed(ratios[bal], 2))
+
+# %% [markdown]
+# The two terms along the three flows, relative to $\lVert M(0)\rVert$:
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), layout="constrained", sharey=True)
@@ -809,7 +750,8 @@ fig.suptitle("App. A.3.1: the two terms of $\\dot M$ along the flow")
 plt.show()
 
 # %% [markdown]
-# ## Azulay et al.'s Thm 2 (App. A.4.3)
+# (sec-grq-exact-dynamics-azulay)=
+# ## 5. Azulay et al.'s Thm 2 (App. A.4.3)
 #
 # App. A.4.3 restates {cite:t}`azulay2021implicit`'s Thm 2. Our copy of the paper lost its formulas, so they are
 # taken from Azulay et al.; the check below would fail if the transcription were wrong.
@@ -853,7 +795,7 @@ plt.show()
 
 # %%
 def q_azulay(x, delta):
-    """Azulay et al.'s q (Thm 2), written out here (independent of markovlib); x > 0."""
+    """Independent reference: Azulay et al.'s q (Thm 2), written out here (independent of markovlib); x > 0."""
     s = np.sqrt(x**2 + delta**2 / 4)
     root = x / np.sqrt(s + delta / 2) if delta >= 0 else np.sqrt(s - delta / 2)  # sqrt(s - delta/2)
     return (x**2 - delta / 2 * (delta / 2 + s)) * root / x
@@ -862,15 +804,21 @@ def q_azulay(x, delta):
 xs = np.geomspace(1e-3, 30.0, 400)
 const_err = 0.0
 for dl in list(azulay_deltas) + [-0.5, -3.0]:
-    diff = q_azulay(xs, dl) - RE.q_delta(xs, dl)
-    const_err = max(const_err, float(np.abs(diff + 0.5 * max(dl, 0.0) ** 1.5).max()) / (1 + float(np.abs(RE.q_delta(xs, dl)).max())))
+    q = minimal_exact.q_delta(xs, dl)
+    const_err = max(const_err, float(np.abs(q_azulay(xs, dl) - q + 0.5 * max(dl, 0.0) ** 1.5).max()) / (1 + float(np.abs(q).max())))
 print(f"q^A - q_delta + max(delta, 0)^(3/2) / 2 on x in [1e-3, 30], delta in {list(azulay_deltas) + [-0.5, -3.0]}: "
       f"{bound(const_err, 1e-12)} (relative)")
 
+# %% [markdown]
+# The minimizer of Azulay et al.'s objective, by BFGS over the null-space coordinates of random one-sample problems
+# in $d = 3$ (their own random stream), against `implicit_bias_limit` and the independent flow limits:
+
+# %%
 rng_a = np.random.default_rng([seed, 2])
 az_rows = []
 for dl in azulay_deltas:
-    X_, y_, bls_, N_ = random_problem(rng_a, 1, 3)
+    X_, y_, bls_, N_ = minimal_crossing.random_problem(rng_a, 1, 3, sv_range=(sv_min, sv_max),
+                                                       beta_norm_range=(beta_norm_min, beta_norm_max))
     b0_ = rng_a.normal(size=3)
     b0_ *= rng_a.uniform(beta_norm_min, beta_norm_max) / np.linalg.norm(b0_)
     zvec = -1.5 * np.sqrt((np.hypot(dl, 2 * np.linalg.norm(b0_)) - dl) / 2) * b0_ / np.linalg.norm(b0_)
@@ -881,10 +829,12 @@ a0s_ = [init_from_product(r[2], r[3]) for r in az_rows]
 _, a_az, W_az, cr_az = batch_flow(np.array([p[0] for p in a0s_]), np.array([p[1] for p in a0s_]),
                                   np.array([r[0].T @ r[0] for r in az_rows]), np.array([r[0][0] * r[1][0] for r in az_rows]),
                                   T_limit)
-argmin_err = max(max(err(r[4], RE.implicit_bias_limit(r[0], r[1], r[2], r[3])), err(r[4], a_az[j, -1] * W_az[j, :, -1]))
-                 for j, r in enumerate(az_rows))
+argmin_err = max(max(max_error(r[4], minimal_exact.implicit_bias_limit(r[0], r[1], r[2], r[3])),
+                     max_error(r[4], a_az[j, -1] * W_az[j, :, -1])) for j, r in enumerate(az_rows))
 print(f"argmin of Azulay et al.'s objective (BFGS) vs implicit_bias_limit and vs the flow limit, delta in "
       f"{list(azulay_deltas)}: {bound(argmin_err, 1e-7)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("App. A.4.3: Azulay et al.'s q = q_delta - max(delta, 0)^(3/2) / 2", const_err < 1e-11,
                     check="grid of 400 x in [1e-3, 30] at each delta, Azulay's formula written out vs q_delta",
                     measured=bound(const_err, 1e-12), tolerance="1e-11 (relative)", kind="independent")
@@ -898,7 +848,7 @@ _ = glue("azulay_argmin_err", bound(argmin_err, 1e-7))
 
 # %% [markdown]
 # (grq-fig-8)=
-# ## Fig. 8: the exact trajectories
+# ## 6. Fig. 8: the exact trajectories
 #
 # The paper's Fig. 8 draws the parameters $a(t)$, $w_1(t)$, $w_2(t)$ of the whitened problem from the exact
 # solution over gradient-flow runs. $\beta^*$ points at angle $\pi/4$; the caption calls it a unit vector, the
@@ -913,11 +863,7 @@ _ = glue("azulay_argmin_err", bound(argmin_err, 1e-7))
 bstar8 = np.array(fig8_beta_star)
 e8 = bstar8 / np.linalg.norm(bstar8)
 t8 = np.linspace(0.0, fig8_T, 401)
-fig, axes = plt.subplots(len(fig8_beta0_angles), 3, figsize=(14, 3.4 * len(fig8_beta0_angles)), layout="constrained",
-                         sharex=True)
-axes = np.atleast_2d(axes)
-fig8_err, fig8_cross = 0.0, 0
-dscale = max(abs(dl) for dl in fig8_deltas)
+fig8_err, fig8_cross, fig8_runs = 0.0, 0, []  # runs: (row, delta, closed a, closed w, flow a, flow W, crosses)
 for row, ang in enumerate(fig8_beta0_angles):
     b0 = np.array([np.cos(np.pi * ang), np.sin(np.pi * ang)])
     inits = [init_from_product(b0, dl) for dl in fig8_deltas]
@@ -928,15 +874,30 @@ for row, ang in enumerate(fig8_beta0_angles):
     for j, dl in enumerate(fig8_deltas):
         a0_, w0_ = inits[j]
         wn0 = np.linalg.norm(w0_)
-        a_c, u_c, s_c = RE.exact_parameters(t8, dl, np.linalg.norm(bstar8), a0_ * wn0, float(w0_ @ e8) / wn0)
+        a_c, u_c, s_c = minimal_exact.exact_parameters(t8, dl, np.linalg.norm(bstar8), a0_ * wn0, float(w0_ @ e8) / wn0)
         v0 = w0_ - (w0_ @ e8) * e8
         v_hat = v0 / np.linalg.norm(v0) if np.linalg.norm(v0) > 1e-12 else np.zeros(2)
         w_c = u_c[:, None] * e8 + s_c[:, None] * v_hat
-        fig8_err = max(fig8_err, err(a_c, a_f[j]), err(w_c, W_f[j].T))
-        col = "k" if dl == 0 else cmap(0.5 + np.sign(dl) * (0.2 + 0.3 * abs(dl) / dscale))
-        for ax, th, fl in zip(axes[row], (a_c, w_c[:, 0], w_c[:, 1]), (a_f[j], W_f[j, 0], W_f[j, 1])):
-            ax.plot(t8, th, "--", color="k", lw=1)
-            ax.plot(t8[::16], fl[::16], "o", color=col, ms=4, label=f"$\\delta = {dl:g}$" + (" (a crosses 0)" if cr[j] else ""))
+        fig8_err = max(fig8_err, max_error(a_c, a_f[j]), max_error(w_c, W_f[j].T))
+        fig8_runs.append((row, dl, a_c, w_c, a_f[j], W_f[j], bool(cr[j])))
+print(f"closed-form a(t), w(t) vs the integrated flow, {len(fig8_beta0_angles)} x {len(fig8_deltas)} runs: "
+      f"{bound(fig8_err, 1e-8)}; {fig8_cross} of them cross zero")
+
+# %% [markdown]
+# The closed forms (dashed) over the integrated flows (markers), one row per start:
+
+# %%
+fig, axes = plt.subplots(len(fig8_beta0_angles), 3, figsize=(14, 3.4 * len(fig8_beta0_angles)), layout="constrained",
+                         sharex=True)
+axes = np.atleast_2d(axes)
+cmap = plt.get_cmap("BrBG")
+dscale = max(abs(dl) for dl in fig8_deltas)
+for row, dl, a_c, w_c, a_fl, W_fl, crossed in fig8_runs:
+    col = "k" if dl == 0 else cmap(0.5 + np.sign(dl) * (0.2 + 0.3 * abs(dl) / dscale))
+    for ax, th, fl in zip(axes[row], (a_c, w_c[:, 0], w_c[:, 1]), (a_fl, W_fl[0], W_fl[1])):
+        ax.plot(t8, th, "--", color="k", lw=1)
+        ax.plot(t8[::16], fl[::16], "o", color=col, ms=4, label=f"$\\delta = {dl:g}$" + (" (a crosses 0)" if crossed else ""))
+for row in range(len(fig8_beta0_angles)):
     axes[row, 0].set_ylabel(f"$\\beta_0$ at ${fig8_beta0_angles[row]:g}\\pi$")
     axes[row, 0].axhline(0, color="0.6", lw=0.8)
     axes[row, 0].legend(fontsize=7, ncol=2)
@@ -947,8 +908,8 @@ for ax in axes[-1]:
 fig.suptitle("Paper's Fig. 8: exact solution (dashed) over an independent integration (markers), "
              f"$\\beta^* = ({bstar8[0]:g}, {bstar8[1]:g})$")
 plt.show()
-print(f"closed-form a(t), w(t) vs the integrated flow, {len(fig8_beta0_angles)} x {len(fig8_deltas)} runs: "
-      f"{bound(fig8_err, 1e-8)}; {fig8_cross} of them cross zero")
+
+# %% tags=["hide-input"]
 _ = verified.record("Fig. 8: exact a(t), w(t) (App. A.2) = integrated flow, crossings included",
                     fig8_err < fig8_tol,
                     check=f"beta0 at {list(fig8_beta0_angles)} pi, delta in {list(fig8_deltas)}, t in [0, {fig8_T:g}]; "
@@ -957,7 +918,7 @@ _ = verified.record("Fig. 8: exact a(t), w(t) (App. A.2) = integrated flow, cros
 _ = glue("fig8_err", bound(fig8_err, 1e-8))
 _ = glue("fig8_crossings", str(fig8_cross))
 
-# %%
+# %% tags=["hide-input"]
 _ = record_results({"crossing_draws": len(cross), "crossing_confirmed": confirmed, "a44_missed": missed,
                     "a44_miss_max": float(misses.max()), "flow_limit_max_error": fl_err, "mdot_max_rel_error": mdot_err,
                     "upstream_kernel_change": changes[up], "downstream_direction_ratio": ratios[down], "balanced_direction_ratio": ratios[bal],

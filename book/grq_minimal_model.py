@@ -17,91 +17,73 @@
 # # The minimal model: one hidden neuron, exact solutions and the conserved δ
 #
 # {cite:t}`kunin2024richquick` (Sec. 3, App. A) study the smallest network that can be lazy or rich: a two-layer linear
-# network with one hidden neuron, $f(x; a, w) = a\, w^\top x$ with $a \in \mathbb R$, $w \in \mathbb R^d$, trained
-# by gradient flow with layer-wise learning rates $\eta_a, \eta_w$ on the squared loss
-# $L = \lVert X (a w) - y\rVert^2 / (2n)$. A rescaling symmetry makes one number,
-# $\delta = \eta_w a^2 - \eta_a \lVert w\rVert^2$, a constant of the motion. It is fixed at initialization, and it
-# decides the geometry of the trajectory, the speed of alignment, the motion of the neural tangent kernel and
-# even which interpolating solution training ends at. This chapter derives all of it, solves the whitened dynamics
-# in closed form, and checks every formula against integrated gradient flows.
+# network with one hidden neuron, $f(x; a, w) = a\, w^\top x$, trained by gradient flow with layer-wise learning
+# rates $\eta_a, \eta_w$ on $L = \lVert X (a w) - y\rVert^2 / (2n)$. A rescaling symmetry makes one number,
+# $\delta = \eta_w a^2 - \eta_a \lVert w\rVert^2$, a constant of the motion. Fixed at initialization, it decides the
+# geometry of the trajectory, the speed of alignment, the motion of the neural tangent kernel and which
+# interpolating solution training ends at. This chapter derives all of it, solves the whitened dynamics in closed
+# form, and checks every formula against integrated gradient flows.
 #
 # ## What this chapter shows
 #
-# 1. **The conserved quantity** ({eq}`grq-eq-delta`, App. A.1): $\delta = \eta_w a^2 - \eta_a\lVert w\rVert^2$ is
-#    constant along the flow; `single_neuron_flow` (DOP853, rtol $10^{-11}$) keeps it to better than `drift_tol`,
-#    and an independent fixed-step RK4 on a torch-autograd gradient keeps it to better than `rk4_drift_tol`.
-# 2. **The hyperboloids** (paper's Fig. 2): the flow lives on $a^2 - \lVert w\rVert^2 = \delta$ (here
-#    $\eta_a = \eta_w = 1$): two sheets for $\delta > 0$ (upstream), a double cone for $\delta = 0$ (balanced), one
-#    sheet for $\delta < 0$ (downstream).
-# 3. **The reduced system** ({eq}`grq-eq-2`): for whitened input, $\mu = a\lVert w\rVert$ and
-#    $\phi = \cos(w, \beta^*)$ obey a closed 2-D system; it equals the chain-rule derivative of the full flow
-#    (autograd) to rounding and its integration reproduces the full flow.
-# 4. **Exact solutions** ({prf:ref}`grq-thm-a2`, App. A.2): one closed form covers the balanced (the $\tanh$ law),
-#    upstream and downstream cases and the zero crossing of $a$ ({prf:ref}`grq-lem-a1`); it matches the integrated
-#    flow to better than `exact_tol` at the paper's $\delta \in \{-4, -2, -1, 0, 1, 2, 4\}$ and at random
-#    initializations with $|\delta| \le 5$.
-# 5. **Fig. 3**: $\mu(t)$, $\phi(t)$ and the kernel distance $S(0, t)$; theory curves over flow markers. Upstream
-#    stays lazy ($S(0, T)$ below `lazy_S_max`), balanced is rich (its end distance is $(1 - \cos^2(\beta_0, \beta^*))/5$
-#    in closed form), downstream is lazy first and rich late. Where no downstream flow crosses $a = 0$ (always for
-#    $\cos(\beta_0, \beta^*) \ge 0$) and none starts within `c1_min` of the separating surface of item 8, the delay
-#    grows with $|\delta|$ (a flow that starts nearer lingers at the saddle $a = 0$ even without crossing). For $\cos(\beta_0, \beta^*) < 0$ the
-#    downstream flow crosses $a = 0$ exactly when the cosine is below a threshold $\cos_c(\delta)$ derived here
-#    ({eq}`grq-eq-cos-c`; it rises from $-1$ at $\delta = 0$ towards $0$ as $\delta \to -\infty$), and the delay is no
-#    longer ordered by $|\delta|$: flows that start near the separating surface of item 8 linger at the saddle $a = 0$.
-# 6. **Function space** ({eq}`grq-eq-4`): $\dot\beta = -M\nabla_\beta L$ with
-#    $M = \tfrac{S+\delta}{2} I + \tfrac{S-\delta}{2}\hat\beta\hat\beta^\top$, checked against the Jacobian of
-#    $\beta = a w$ (autograd); $M/\delta \to I$ (lazy) as $\delta \to +\infty$ and
-#    $M/|\delta| \to \hat\beta\hat\beta^\top$ as $\delta \to -\infty$, both at rate $\delta^{-2}$.
-# 7. **Implicit bias** ({prf:ref}`grq-thm-3-1`, paper's Fig. 4): for the one-sample problem the flow limits match
-#    the minimizer of $\Psi_\delta$ (with $q_\delta$ in closed form, {eq}`grq-eq-q`) to better than `bias_tol`, and an
-#    independent scalar root search on the 1-D null space agrees. The limit moves from the interpolant closest to
-#    $\beta_0$ (minimum $\lVert\beta - \beta_0\rVert$, $\delta \to +\infty$) to the interpolant in the direction of
-#    $\beta_0$ ($\delta \to -\infty$).
-# 8. **Two basins of attraction** ({prf:ref}`grq-prop-a-2-5`, paper's Fig. 7, App. A.2.5): the flow ends on the
-#    branch $a > 0$ or $a < 0$ of the minima by the sign of one number $c_1(a_0, w_0)$ ({eq}`grq-eq-basin`). The
-#    separating surface $c_1 = 0$ is the union of the hyperplanes $w^\top\beta^* = \lambda_-(\delta)\,a$ met
-#    with the hyperboloids of the same $\delta$; it is empty for $\delta > 0$, and from it the flow goes to a saddle.
-#    The branch reached by integrated flows from Monte Carlo draws and from a grid equals the predicted one at every
-#    initialization outside a margin `basin_margin_min` around the surface; $a$ crosses zero at most once along every
-#    trajectory, and exactly when $c_1 a_0 < 0$; flows started on the surface approach the
-#    predicted saddle as the closed form says (to within `saddle_tol`).
-# 9. **Explorer** (paper's Figs. 2 and 3 at any $\delta$ and angle between $\beta_0$ and $\beta^*$): the
-#    trajectory on its sheet of the hyperboloid with $\mu(t)$, $\phi(t)$ and $S(0, t)$, the closed form over the
-#    flow; in all {glue:text}`explorer_frames` frames of the book's explorer the closed form matches the flow to
-#    better than `exact_tol` and the flow ends on the branch $a > 0$ or $a < 0$ that {eq}`grq-eq-cos-c` predicts.
+# 1. $\delta$ is conserved ({eq}`grq-eq-delta`): it drifts by {glue:text}`drift_flow` along `single_neuron_flow`
+#    and by {glue:text}`drift_rk4` along an independent torch RK4 ([Sec. 1](#sec-grq-minimal-model-delta)).
+# 2. The flow stays on a hyperboloid: two sheets upstream, a double cone balanced, one sheet downstream (Fig. 2,
+#    to {glue:text}`sheet_check`, [Sec. 2](#grq-fig-2)).
+# 3. For whitened data, $(\mu, \phi)$ obey a closed system ({eq}`grq-eq-2`) that reproduces the full flow to
+#    {glue:text}`reduced_err` ([Sec. 3](#sec-grq-minimal-model-reduced)).
+# 4. One closed form ({prf:ref}`grq-thm-a2`) covers every $\delta$ and the zero crossing of $a$: it matches
+#    independent flows to {glue:text}`exact_err` ([Sec. 4](#sec-grq-minimal-model-exact)).
+# 5. Two basins ({prf:ref}`grq-prop-a-2-5`, Fig. 7): the branch reached is the sign of $c_1$ ({eq}`grq-eq-basin`)
+#    for {glue:text}`basin_agree` initializations outside the margin ([Sec. 5](#grq-fig-7)).
+# 6. Fig. 3: $S(0, T)$ is {glue:text}`fig3_S_up` upstream (lazy), {glue:text}`fig3_S_bal` balanced (rich,
+#    $(1 - \cos^2)/5$) and {glue:text}`fig3_S_down` downstream (lazy first, rich late); a downstream flow crosses
+#    $a = 0$ iff $\cos(\beta_0, \beta^*) < \cos_c(\delta)$ ({eq}`grq-eq-cos-c`), as {glue:text}`cross_scan` scanned
+#    flows do ([Sec. 6](#grq-fig-3)).
+# 7. $\dot\beta = -M\nabla_\beta L$ ({eq}`grq-eq-4`) to {glue:text}`M_err`; $M/\delta \to I$ and
+#    $M/|\delta| \to \hat\beta\hat\beta^\top$ with log-log slopes {glue:text}`M_slopes` ([Sec. 7](#sec-grq-minimal-model-M)).
+# 8. Implicit bias ({prf:ref}`grq-thm-3-1`, Fig. 4): the flow limits are argmin $\Psi_\delta$ to
+#    {glue:text}`bias_err`, moving from the interpolant along $\beta_0$ ($\delta \to -\infty$) to the closest one
+#    ($\delta \to +\infty$) ([Sec. 8](#sec-grq-minimal-model-bias)).
+# 9. Explorer: the closed form matches the flow in all {glue:text}`explorer_frames` frames
+#    ([Sec. 9](#sec-grq-minimal-model-explorer)).
 #
-# **Range.** $\eta_a\eta_w = 1$ for the closed forms (the flow and $\delta$ checks also at $\eta_a \neq \eta_w$);
-# the paper's $\delta$ values $\{-4, \dots, 4\}$ and `n_random` random initializations with
-# $|\delta| \le$ `random_delta_max` $= 5$, $|\mu_0| \le 2$ and any $\phi_0$ (the package tests add
-# $\lVert\beta^*\rVert \in [0.3, 2]$), for any seed; horizon $T \in [20, 40]$ ($T = 20$ is the paper's); whitened
-# data with `n_samples` $\ge 2$ rows. The Fig. 3 regime claims (item 5) hold for
+# (sec-grq-minimal-model-parameters)=
+# ## Parameters and their ranges
+#
+# The table under the parameters gives each accepted range and its reason. $\eta_a\eta_w = 1$ for the closed forms
+# (the flow and $\delta$ checks also at $\eta_a \neq \eta_w$); the paper's $\delta$ values $\{-4, \dots, 4\}$ and
+# `n_random` random initializations with $|\delta| \le$ `random_delta_max` $= 5$, $|\mu_0| \le 2$ and any $\phi_0$
+# (the package tests add $\lVert\beta^*\rVert \in [0.3, 2]$), for any seed; horizon $T \in [20, 40]$ ($T = 20$ is the
+# paper's); whitened data with `n_samples` $\ge 2$ rows. The Fig. 3 regime claims (item 6) hold for
 # $\cos(\beta_0, \beta^*) \in [-0.6, 0.6]$ (the paper's $\beta_0 \perp \beta^*$ gives 0),
 # $\lVert\beta_0\rVert, \lVert\beta^*\rVert \in [0.8, 1.25]$, $\max\delta \in [3, 8]$,
-# $\min\delta \in [-4, -3\max(\lVert\beta_0\rVert, \lVert\beta^*\rVert)]$ and $T \in [20, 40]$, with the half-rise times
-# compared among the $\delta \le -1$; the validation cell enforces this box. Inside it, two claims are conditional
-# on the side of the separating surface, and the chapter says at run time which apply: the delay ordering is
-# asserted when no downstream flow crosses $a = 0$ (every $\cos \ge 0$, and $\cos$ slightly below 0) and none starts
-# within `c1_min` of the separating surface (two nearby $\delta$ just above $\cos_c$ both linger past $T$, and their
-# half-rise times cannot be ordered), and
-# "the most downstream run is rich by $T$" when its basin margin $|c_1|$ is at least `c1_min` (closer to the
-# separating surface the flow lingers near the saddle $a = 0$; a closed-form scan of the box's corners, run in the
-# chapter, finds the claim failing only at $|c_1| \le$ {glue:text}`corner_worst_c1`, below the smallest `c1_min` the
-# validation accepts, 0.01). At every run the chapter also scans
-# the cosine over $[-0.6, 0.6]$ at its own norms, $\delta$ values and $T$ (closed forms, and an independent
-# integration for the zero crossings), so the claims are checked across the cosine range, not only at $\beta_0$. Beyond $|\cos| = 1/\sqrt2$ the balanced kernel's end distance $(1 - \cos^2)/5$ is
-# below `rich_S_min` $= 0.1$ (for $\beta_0$ nearly parallel or antiparallel to $\beta^*$, $w w^\top$ hardly
-# turns), so the regime picture itself ends there; $|\cos| \le 0.6$ keeps a margin of 28 %. The
-# Fig. 4 problem needs $y\,x^\top\beta_0 > 0$: then $\beta(t) \neq 0$ along every flow (derived in that section),
-# the hypothesis of Thm 3.1; the other side, where $a$ can cross zero (App. A.4.4), is not covered here. Thm 3.1 is
+# $\min\delta \in [-4, -3\max(\lVert\beta_0\rVert, \lVert\beta^*\rVert)]$ and $T \in [20, 40]$, with the half-rise
+# times compared among the $\delta \le -1$; the validation cell enforces this box. Inside it, two claims are
+# conditional on the side of the separating surface, and the chapter says at run time which apply: the delay
+# ordering is asserted when no downstream flow crosses $a = 0$ (every $\cos \ge 0$, and $\cos$ slightly below 0) and
+# none starts within `c1_min` of the separating surface (two nearby $\delta$ just above $\cos_c$ both linger past $T$,
+# and their half-rise times cannot be ordered), and "the most downstream run is rich by $T$" when its basin margin
+# $|c_1|$ is at least `c1_min` (closer to the separating surface the flow lingers near the saddle $a = 0$; a
+# closed-form scan of the box's corners, run in the chapter, finds the claim failing only at $|c_1| \le$
+# {glue:text}`corner_worst_c1`, below the smallest `c1_min` the validation accepts, 0.01). At every run the chapter
+# also scans the cosine over $[-0.6, 0.6]$ at its own norms, $\delta$ values and $T$ (closed forms, and an
+# independent integration for the zero crossings), so the claims are checked across the cosine range, not only at
+# $\beta_0$. Beyond $|\cos| = 1/\sqrt2$ the balanced kernel's end distance $(1 - \cos^2)/5$ is below `rich_S_min`
+# $= 0.1$ (for $\beta_0$ nearly parallel or antiparallel to $\beta^*$, $w w^\top$ hardly turns), so the regime
+# picture itself ends there; $|\cos| \le 0.6$ keeps a margin of 28 %. The Fig. 4 problem needs
+# $y\,x^\top\beta_0 > 0$: then $\beta(t) \neq 0$ along every flow (derived in that section), the hypothesis of
+# Thm 3.1; the other side, where $a$ can cross zero (App. A.4.4), is {doc}`grq_exact_dynamics`'s. Thm 3.1 is
 # checked at the $\delta$ values of the parameters cell, $|\delta| \le 8$ (the asymptotic limits at
-# $|\delta| =$ `extreme_delta`).
-# The basin claims
-# (item 8) hold for $d = 2$ and any $\beta^*$ in the box above, initializations in $[-3, 3]^3$ (`basin_box` $\le 3$,
-# any seed), margins `basin_margin_min` $\ge 0.02$, horizons `basin_T` $\ge 30$, and surface points with
-# $\delta \in [-2, 0]$ integrated to `saddle_T` $\in [8, 16]$ (longer runs drift off the surface along its unstable
-# direction, amplifying the solver's error).
+# $|\delta| =$ `extreme_delta`). The basin claims (item 5) hold for $d = 2$ and any $\beta^*$ in the box above,
+# initializations in $[-3, 3]^3$ (`basin_box` $\le 3$, any seed), margins `basin_margin_min` $\ge 0.02$, horizons
+# `basin_T` $\ge 30$, and surface points with $\delta \in [-2, 0]$ integrated to `saddle_T` $\in [8, 16]$ (longer
+# runs drift off the surface along its unstable direction, amplifying the solver's error). The integrators: the
+# closed form is checked against `single_neuron_flow` (DOP853, rtol $10^{-11}$) and the chapter's own integrations;
+# $\delta$'s drift stays below `drift_tol` there and below `rk4_drift_tol` along the independent fixed-step RK4.
 # CI re-runs the chapter at the edges of these ranges (`book/ci_params/grq_minimal_model.yaml`: $\beta_0$ at cosine
-# $-0.6$ to $\beta^*$, norms 0.8 and 1.25, $\delta$ from $-3.75$ to 8, $T = 40$, the basin box $[-3, 3]^3$, other seeds).
+# $-0.6$ to $\beta^*$, norms 0.8 and 1.25, $\delta$ from $-3.75$ to 8, $T = 40$, the basin box $[-3, 3]^3$, other
+# seeds).
 #
 # **Paper-exact settings** are the defaults (authors' code: $X^\top X = I$, $\beta^* = (0, 1)$, $\beta_0 = (-1, 0)$,
 # $T = 20$; Fig. 4: $X = (0.5, 1)$, $y = 1.1$, $\beta_0 = (0.4, 0.05)$). The authors integrate with rtol
@@ -149,126 +131,87 @@ surface_deltas = [-1.0, -0.3, 0.0]  # Fig. 7: deltas of the initializations put 
 saddle_T = 12.0  # Fig. 7: horizon of the flows started on the surface
 saddle_tol = 1e-3  # fixed before the data: their closest approach to the saddle exceeds the closed-form distance at saddle_T by less than this
 
-
 # %%
+import math
 import numpy as np
-
 from markovlib.book import params
-
-T = params.positive_real("T", T)
-n_times = params.positive_int("n_times", n_times)
-if n_times < 11:
-    raise ValueError(f"n_times must be at least 11 (Fig. 3 draws every tenth point as a marker), got {n_times}")
-lazy_window = params.positive_real("lazy_window", lazy_window)
-if not lazy_window < T:
-    raise ValueError(f"lazy_window must be below T, got {lazy_window!r}")
-if T / (n_times - 1) > lazy_window / 5:
-    raise ValueError(f"n_times must put at least 5 time points in (0, lazy_window] (step T/(n_times - 1) at most "
-                     f"lazy_window/5, i.e. n_times >= {int(np.ceil(5 * T / lazy_window)) + 1}), got {n_times}")
-deltas = params.real_list("deltas", deltas, -8.0, 8.0)  # the stated range of the exact-solution checks
-if sorted(deltas) != deltas or not (deltas[0] < 0 < deltas[-1]) or 0.0 not in deltas:
-    raise ValueError(f"deltas must be sorted and hold negative values, 0 and positive values, got {deltas!r}")
-beta_star = params.pair("beta_star", beta_star, -10.0, 10.0)
-if beta_star == (0.0, 0.0):
-    raise ValueError("beta_star must be nonzero (the whitened problem needs a direction)")
-beta0 = params.pair("beta0", beta0, -10.0, 10.0)
-if beta0 == (0.0, 0.0):
-    raise ValueError("beta0 must be nonzero")
-sheet_deltas = params.real_list("sheet_deltas", sheet_deltas, -10.0, 10.0)
-if len(sheet_deltas) != 3 or not (sheet_deltas[0] > 0 and sheet_deltas[1] == 0 and sheet_deltas[2] < 0):
-    raise ValueError(f"sheet_deltas must be [positive, 0, negative], got {sheet_deltas!r}")
-n_samples = params.positive_int("n_samples", n_samples)
-if n_samples < 2:
-    raise ValueError(f"n_samples must be at least 2 (d is 2), got {n_samples}")
-seed = params.nonnegative_int("seed", seed)
-n_random = params.positive_int("n_random", n_random)
-random_delta_max = params.real("random_delta_max", random_delta_max, 0.0, 5.0)  # the stated range: |delta| <= 5
-rk4_step = params.real("rk4_step", rk4_step, 1e-4, 0.005)  # the drift (order step^4) stays below its tolerance up to 0.005
-rk4_steps = int(np.ceil(T / rk4_step))
-drift_tol = params.positive_real("drift_tol", drift_tol)
-rk4_drift_tol = params.positive_real("rk4_drift_tol", rk4_drift_tol)
-reduced_tol = params.positive_real("reduced_tol", reduced_tol)
-exact_tol = params.positive_real("exact_tol", exact_tol)
-rounding_tol = params.positive_real("rounding_tol", rounding_tol)
-lazy_S_max = params.real("lazy_S_max", lazy_S_max, 0.0, 1.0, closed=False)
-rich_S_min = params.real("rich_S_min", rich_S_min, 0.0, 1.0, closed=False)
-c1_min = params.real("c1_min", c1_min, 0.01, 1.0)  # the scan's failures lie well below 0.01
-n_cos = params.positive_int("n_cos", n_cos)
-if n_cos < 5:
-    raise ValueError(f"n_cos must be at least 5 (both signs of the cosine), got {n_cos}")
-# the stated range of the Fig. 3 regime claims (checked with the closed forms over its corners)
-_cos0 = float(np.dot(beta0, beta_star) / (np.linalg.norm(beta0) * np.linalg.norm(beta_star)))
-_scale = max(np.linalg.norm(beta0), np.linalg.norm(beta_star))
-if not -0.6 - 1e-12 <= _cos0 <= 0.6 + 1e-12:
-    raise ValueError(f"beta0 must make an angle with beta_star of cosine in [-0.6, 0.6] (the range of the Fig. 3 claims: "
-                     f"beyond 1/sqrt(2) the balanced kernel's end distance (1 - cos^2)/5 is below 0.1), got {_cos0:.3f}")
-if not (0.8 <= np.linalg.norm(beta0) <= 1.25 and 0.8 <= np.linalg.norm(beta_star) <= 1.25):
-    raise ValueError("beta0 and beta_star must have norms in [0.8, 1.25] (the range of the Fig. 3 claims)")
-if not (3.0 <= deltas[-1] <= 8.0 and -4.0 <= deltas[0] <= -3.0 * _scale and sum(d <= -1 for d in deltas) >= 2):
-    raise ValueError(f"deltas must have max in [3, 8], min in [-4, -3 max(|beta0|, |beta*|)] and two values <= -1 "
-                     f"(the range of the Fig. 3 claims), got {deltas!r}")
-if not 20.0 <= T <= 40.0:
-    raise ValueError(f"T must lie in [20, 40] (the range of the Fig. 3 claims), got {T!r}")
-X_lowrank = params.pair("X_lowrank", X_lowrank, -10.0, 10.0)
-y_lowrank = params.real("y_lowrank", y_lowrank, -10.0, 10.0)
-beta0_lowrank = params.pair("beta0_lowrank", beta0_lowrank, -10.0, 10.0)
-if X_lowrank == (0.0, 0.0) or beta0_lowrank == (0.0, 0.0) or y_lowrank == 0:
-    raise ValueError("X_lowrank, y_lowrank and beta0_lowrank must be nonzero")
-if y_lowrank * float(np.dot(X_lowrank, beta0_lowrank)) <= 0:
-    raise ValueError("beta0_lowrank must have y_lowrank x^T beta0_lowrank > 0 (then beta(t) != 0 along every flow, the "
-                     "hypothesis of Thm 3.1; the other side, where a may cross zero, is App. A.4.4, not covered here)")
-T_limit = params.positive_real("T_limit", T_limit)
-bias_tol = params.positive_real("bias_tol", bias_tol)
-extreme_delta = params.real("extreme_delta", extreme_delta, 1e3, 1e9)
-asymptote_tol = params.positive_real("asymptote_tol", asymptote_tol)
-# the extreme limits sit at C_+- / delta^2 from their asymptotes (derived in the Thm 3.1 section); the expansion in
-# 1/delta^2 holds when that distance is small against the asymptote's norm: extreme_delta must be in that regime
-_x, _b0 = np.array(X_lowrank), np.array(beta0_lowrank)
-_n = np.array([-_x[1], _x[0]]) / np.linalg.norm(_x)
-_near = _b0 + (y_lowrank - _x @ _b0) * _x / (_x @ _x)
-_along = y_lowrank / (_x @ _b0) * _b0
-_cos_x = (_x @ _b0) / (np.linalg.norm(_x) * np.linalg.norm(_b0))
-asym_C_up = abs(_n @ _b0) * abs(_near @ _near - _b0 @ _b0) / 2
-asym_C_down = np.linalg.norm(_along) * abs(_n @ _b0) / np.linalg.norm(_b0) * abs(_along @ _along - _b0 @ _b0) / (2 * _cos_x**2)
-if max(asym_C_up / np.linalg.norm(_near), asym_C_down / np.linalg.norm(_along)) / extreme_delta**2 > 1e-3:
-    raise ValueError(f"extreme_delta must put the Fig. 4 problem in its asymptotic regime (C / delta^2 at most 1e-3 of the "
-                     f"asymptote's norm: extreme_delta >= "
-                     f"{np.sqrt(1e3 * max(asym_C_up / np.linalg.norm(_near), asym_C_down / np.linalg.norm(_along))):.3g}), "
-                     f"got {extreme_delta!r}")
-n_sweep = params.positive_int("n_sweep", n_sweep)
-basin_n = params.positive_int("basin_n", basin_n)
-basin_box = params.real("basin_box", basin_box, 0.1, 3.0)  # the stated range: boxes up to 3
-n_grid = params.positive_int("n_grid", n_grid)
-if n_grid < 4 or n_grid % 2:
-    raise ValueError(f"n_grid must be even and at least 4 (an odd grid holds the saddle a = u = 0), got {n_grid}")
-slice_s = params.real("slice_s", slice_s, 0.0, 2.0)
-n_plane_traj = params.positive_int("n_plane_traj", n_plane_traj)
-basin_T = params.real("basin_T", basin_T, 30.0, 200.0)  # the flows settle on a branch well before T = 30
-basin_margin_min = params.real("basin_margin_min", basin_margin_min, 0.02, 1.0)
-surface_deltas = params.real_list("surface_deltas", surface_deltas, -2.0, 0.0)  # the surface exists for delta <= 0
-saddle_T = params.real("saddle_T", saddle_T, 8.0, 16.0)  # longer: the unstable direction amplifies solver error
-saddle_tol = params.positive_real("saddle_tol", saddle_tol)
-
+from markovlib.richlazy import minimal_exact
+pos, ranged = params.Real(0.0, math.inf, closed=False, why="a positive tolerance"), "the stated range of the Fig. 3 claims"
+SPEC = params.declare(
+    T=params.Real(20.0, 40.0, why=ranged + " (20 is the paper's)"),
+    n_times=params.Int(11, why="Fig. 3 draws every tenth point as a marker"),
+    deltas=params.RealList(-8.0, 8.0, why="the stated range of the exact-solution checks"),
+    beta_star=params.Pair(-10.0, 10.0, why="a target of moderate size (its norm: see the requirements)"),
+    beta0=params.Pair(-10.0, 10.0, why="a start of moderate size (its norm and angle: see the requirements)"),
+    sheet_deltas=params.RealList(-10.0, 10.0, why="the three surfaces of Fig. 2"),
+    n_samples=params.Int(2, why="d is 2"), seed=params.Int(0, why="any seed"), n_random=params.Int(1, why="a count"),
+    random_delta_max=params.Real(0.0, 5.0, why="the stated range: |delta| <= 5"),
+    rk4_step=params.Real(1e-4, 0.005, why="the drift (order step^4) stays below its tolerance up to 0.005"),
+    drift_tol=pos, rk4_drift_tol=pos, reduced_tol=pos, exact_tol=pos, rounding_tol=pos,
+    lazy_S_max=params.Real(0.0, 1.0, closed=False, why="a kernel distance"),
+    rich_S_min=params.Real(0.0, 1.0, closed=False, why="a kernel distance"),
+    lazy_window=params.Real(0.0, math.inf, closed=False, why="a positive time below T"),
+    c1_min=params.Real(0.01, 1.0, why="the scan's failures lie well below 0.01"),
+    n_cos=params.Int(5, why="both signs of the cosine"),
+    X_lowrank=params.Pair(-10.0, 10.0, why="a sample of moderate size"),
+    y_lowrank=params.Real(-10.0, 10.0, why="a label of moderate size"),
+    beta0_lowrank=params.Pair(-10.0, 10.0, why="a start of moderate size"),
+    T_limit=pos, bias_tol=pos, extreme_delta=params.Real(1e3, 1e9, why="the asymptotic regime of Thm 3.1's limits"),
+    asymptote_tol=pos, n_sweep=params.Int(1, why="a count"), basin_n=params.Int(1, why="a count"),
+    basin_box=params.Real(0.1, 3.0, why="the stated range: boxes up to 3"),
+    n_grid=params.Int(4, why="a grid of the plane (even: see the requirements)"),
+    slice_s=params.Real(0.0, 2.0, why="a plane through the box"), n_plane_traj=params.Int(1, why="a count"),
+    basin_T=params.Real(30.0, 200.0, why="the flows settle on a branch well before T = 30"),
+    basin_margin_min=params.Real(0.02, 1.0, why="the stated range of the basin claims"),
+    surface_deltas=params.RealList(-2.0, 0.0, why="the surface exists for delta <= 0; the stated range"),
+    saddle_T=params.Real(8.0, 16.0, why="longer: the unstable direction amplifies solver error"),
+    saddle_tol=pos,
+    require=[
+        ("lazy_window < T and T / (n_times - 1) <= lazy_window / 5", lambda v: v["lazy_window"] < v["T"] and v["T"] / (
+            v["n_times"] - 1) <= v["lazy_window"] / 5, "at least 5 time points in (0, lazy_window]"),
+        ("deltas sorted, with negative values, 0 and positive values", lambda v: sorted(v["deltas"]) == v["deltas"]
+         and v["deltas"][0] < 0 < v["deltas"][-1] and 0.0 in v["deltas"], "downstream, balanced and upstream"),
+        ("sheet_deltas = [positive, 0, negative]", lambda v: len(v["sheet_deltas"]) == 3 and v["sheet_deltas"][0] > 0
+         and v["sheet_deltas"][1] == 0 and v["sheet_deltas"][2] < 0, "the three surfaces of Fig. 2"),
+        ("|beta0| and |beta_star| in [0.8, 1.25]", lambda v: all(0.8 <= math.hypot(*v[k]) <= 1.25 for k in (
+            "beta0", "beta_star")), ranged),
+        ("cos(beta0, beta_star) in [-0.6, 0.6]", lambda v: abs(np.dot(v["beta0"], v["beta_star"])) <= (0.6 + 1e-12)
+         * math.hypot(*v["beta0"]) * math.hypot(*v["beta_star"]), ranged + ": beyond 1/sqrt(2) the balanced end "
+         "distance (1 - cos^2)/5 is below 0.1"),
+        ("max(deltas) in [3, 8], min(deltas) in [-4, -3 max(|beta0|, |beta_star|)], two deltas <= -1", lambda v: 3.0
+         <= v["deltas"][-1] <= 8.0 and -4.0 <= v["deltas"][0] <= -3.0 * max(math.hypot(*v["beta0"]), math.hypot(
+             *v["beta_star"])) and sum(d <= -1 for d in v["deltas"]) >= 2, ranged),
+        ("y_lowrank X_lowrank^T beta0_lowrank > 0", lambda v: v["y_lowrank"] * np.dot(v["X_lowrank"], v[
+            "beta0_lowrank"]) > 0, "then beta(t) != 0 along every flow, the hypothesis of Thm 3.1"),
+        ("max(C+ / |near|, C- / |along|) / extreme_delta^2 <= 1e-3", lambda v: (lambda C_up, C_down, near, along: max(
+            C_up / np.linalg.norm(near), C_down / np.linalg.norm(along)))(*minimal_exact.asymptote_constants(
+                v["X_lowrank"], v["y_lowrank"], v["beta0_lowrank"])) / v["extreme_delta"] ** 2 <= 1e-3,
+         "C / delta^2 at most 1e-3 of the asymptote's norm: the expansion of the limits in 1/delta^2 holds"),
+        ("n_grid even", lambda v: v["n_grid"] % 2 == 0, "an odd grid holds the saddle a = u = 0"),
+    ],
+)
+globals().update(SPEC.check(globals()))
+SPEC.table()
 
 # %%
 # %matplotlib inline
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
+from IPython.display import display
+from matplotlib.colors import ListedColormap
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
-from IPython.display import display
-
 from markovlib.book import explorers, plotting, widgets
-from markovlib.book.formatting import bound, fixed, yes_no
+from markovlib.book.formatting import bound, fixed, fraction, yes_no
 from markovlib.book.glue import glue
+from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
 from markovlib.numerics.numdiff import fd_hessian
-from markovlib.richlazy import drawings as RD
-from markovlib.richlazy import minimal_exact as RE
-from markovlib.richlazy import minimal_model as R
+from markovlib.richlazy import drawings as richlazy_drawings
+from markovlib.richlazy import minimal_model, minimal_regimes
+from markovlib.richlazy.minimal_limits import init_from_product
 
 plotting.use_style()
 rng = np.random.default_rng(seed)
@@ -277,40 +220,36 @@ verified = Verification()  # one record per claim; the final cell prints the gen
 # tried (so the printed text is the same everywhere) and below the claim's tolerance (the parameters cell)
 PRINT = dict(drift=5e-10, rk4_drift=5e-9, rk4_end=1e-8, rounding=1e-12, reduced=5e-7, exact=5e-7, tanh=1e-13,
              saddle=6e-4, hess=1e-7, bias=1e-10, root=1e-11, asymptote=1e-9, bal_closed=1e-7)
-torch_gen = torch.Generator().manual_seed(seed)
 bstar = np.array(beta_star)
 b = float(np.linalg.norm(bstar))
 e_star = bstar / b
+e_perp = np.array([-e_star[1], e_star[0]])
 t = np.linspace(0.0, T, n_times)
+delta_scale = max(abs(d) for d in deltas)  # colours: richlazy_drawings.delta_colour(delta, delta_scale)
 
-# whitened data: X = sqrt(n) Q with orthonormal columns, y = X beta* + a residual orthogonal to range(X)
-Q_full, _ = np.linalg.qr(rng.normal(size=(n_samples, n_samples)))
-X_w = np.sqrt(n_samples) * Q_full[:, :2]
-y_w = X_w @ bstar + (0.5 * Q_full[:, 2] if n_samples > 2 else 0.0)
+# %% [markdown]
+# The whitened data: $X = \sqrt n\,Q$ with orthonormal columns, $y = X\beta^*$ plus a residual orthogonal to the range
+# of $X$ (`minimal_regimes.whitened_data`).
+
+# %%
+X_w, y_w = minimal_regimes.whitened_data(rng, n_samples, bstar)
 print(f"X^T X / n - I: {bound(np.abs(X_w.T @ X_w / n_samples - np.eye(2)).max(), 1e-12)}; "
       f"OLS solution - beta*: {bound(np.abs(np.linalg.lstsq(X_w, y_w, rcond=None)[0] - bstar).max(), 1e-12)}")
 
+# %% [markdown]
+# Most checks below compare with the chapter's own integration of the flow, written out here and independent of
+# markovlib: many neurons at once on $L = \tfrac12\beta^\top C\beta - c^\top\beta + $ const, with $C = I$,
+# $c = \beta^*$ for the whitened problem and $C = x x^\top$, $c = y x$ for one sample.
 
-def init_from_product(beta, delta):
-    """(a0, w0) with a0 w0 = beta, a0^2 - |w0|^2 = delta and a0 > 0 (as the authors initialize)."""
-    beta = np.asarray(beta, float)
-    a0 = np.sqrt((delta + np.sqrt(delta**2 + 4 * beta @ beta)) / 2)
-    return a0, beta / a0
-
-
-def mu_phi_of(a, w):
-    wn = np.linalg.norm(w, axis=-1)
-    return a * wn, (w @ e_star) / wn
-
-
-# independent reference (do not replace with markovlib): the whitened full flow of many initializations at once
-def whitened_flows(a0, W0, T_end, n_eval, rtol=1e-10):
-    """scipy DOP853 on da/dt = -(a w - beta*)^T w, dw/dt = -a (a w - beta*) (the whitened loss), all at once."""
+# %%
+def neuron_flows(a0, W0, C, c, T_end, n_eval, rtol=1e-10):
+    """Independent reference (do not replace with markovlib): scipy DOP853 on da/dt = -w^T g, dw/dt = -a g,
+    g = C (a w) - c, for many initializations (a0: (N,), W0: (N, 2)) at once; returns a (N, n_eval), W (N, 2, n_eval)."""
     N = a0.size
 
     def rhs(_, y):
         a_, W_ = y[:N], y[N:].reshape(N, 2)
-        r_ = a_[:, None] * W_ - bstar
+        r_ = (a_[:, None] * W_) @ C.T - c
         return np.concatenate([-np.sum(r_ * W_, axis=1), (-a_[:, None] * r_).ravel()])
 
     sol = solve_ivp(rhs, (0.0, T_end), np.concatenate([a0, W0.ravel()]), method="DOP853", rtol=rtol, atol=rtol / 100,
@@ -319,18 +258,11 @@ def whitened_flows(a0, W0, T_end, n_eval, rtol=1e-10):
     return sol.y[:N], sol.y[N:].reshape(N, 2, n_eval)
 
 
-cmap = plt.get_cmap("BrBG")
-delta_scale = max(abs(d) for d in deltas)
-
-
-def delta_colour(delta):
-    """brown downstream, teal upstream (darker for larger |delta|), black balanced."""
-    if delta == 0:
-        return "k"
-    return cmap(0.5 + np.sign(delta) * (0.2 + 0.3 * abs(delta) / delta_scale))
+whitened_flows = lambda a0, W0, T_end, n_eval, rtol=1e-10: neuron_flows(a0, W0, np.eye(2), bstar, T_end, n_eval, rtol)  # noqa: E731,E501
 
 # %% [markdown]
-# ## The rescaling symmetry and the conserved $\delta$
+# (sec-grq-minimal-model-delta)=
+# ## 1. The rescaling symmetry and the conserved $\delta$
 #
 # The map $(a, w) \mapsto (a/s,\ s w)$, $s > 0$, leaves $f$ and hence $L$ unchanged. Differentiating
 # $L(a/s, s w) = L(a, w)$ at $s = 1$ gives $-a\,\partial_a L + w^\top \nabla_w L = 0$. Gradient flow with
@@ -356,9 +288,11 @@ def delta_colour(delta):
 # ```
 #
 # The check integrates the flow on random, *non-whitened* data (a $6\times3$ Gaussian $X$ scaled so that the largest
-# eigenvalue of $X^\top X/n$ is 1, $|a_0| \le 1.5$, $\lVert w_0\rVert \le 1.5$) with $\eta_a \ne \eta_w$ in two independent ways:
-# `single_neuron_flow` (scipy DOP853) and a fixed-step RK4 written here on the gradient of a torch loss
-# (autograd, no markovlib code). The two trajectories must also agree with each other.
+
+# %% [markdown]
+# The check integrates the flow on random, *non-whitened* data (a $6\times3$ Gaussian $X$ scaled so that the largest
+# eigenvalue of $X^\top X/n$ is 1, $|a_0| \le 1.5$, $\lVert w_0\rVert \le 1.5$) with $\eta_a \ne \eta_w$ in two
+# independent ways. First `single_neuron_flow` (scipy DOP853):
 
 # %%
 eta_a, eta_w = 0.5, 2.0  # unequal rates: delta is conserved for any eta_a, eta_w > 0
@@ -370,16 +304,24 @@ w_r0 = rng.normal(size=(n_random, 3))
 w_r0 *= rng.uniform(0.1, 1.5, (n_random, 1)) / np.linalg.norm(w_r0, axis=1, keepdims=True)  # |w0| in [0.1, 1.5]
 drift_flow, flows_r = 0.0, []
 for a0_, w0_ in zip(a_r0, w_r0):
-    a_, w_ = R.single_neuron_flow(a0_, w0_, X_r, y_r, t, eta_a=eta_a, eta_w=eta_w)
-    d_ = R.conserved_delta(a_, w_, eta_a, eta_w)
+    a_, w_ = minimal_model.single_neuron_flow(a0_, w0_, X_r, y_r, t, eta_a=eta_a, eta_w=eta_w)
+    d_ = minimal_model.conserved_delta(a_, w_, eta_a, eta_w)
     drift_flow = max(drift_flow, float(np.max(np.abs(d_ - d_[0]))))
     flows_r.append((a_, w_))
-# independent reference (do not replace with markovlib): RK4 on the autograd gradient of a torch loss
+print(f"{n_random} random initializations, 6 x 3 data, eta_a = {eta_a}, eta_w = {eta_w}, t in [0, {T:g}]")
+print(f"  max delta drift, single_neuron_flow: {bound(drift_flow, drift_tol)}")
+
+# %% [markdown]
+# Then a fixed-step RK4 written here on the gradient of a torch loss (autograd, no markovlib code); the two
+# trajectories must also agree with each other.
+
+# %%
 Xt, yt = torch.tensor(X_r), torch.tensor(y_r)
 rates = torch.tensor([eta_a] + [eta_w] * 3, dtype=torch.float64)
 
 
 def torch_field(theta):
+    """Independent reference (do not replace with markovlib): the rate-scaled autograd gradient flow field."""
     theta = theta.detach().requires_grad_(True)
     pred = (theta[:, 1:] * theta[:, :1]) @ Xt.T  # (batch, n): a w^T x_i
     loss = ((pred - yt) ** 2).sum() / (2 * len(y_r))  # a sum over the batch: independent problems
@@ -388,6 +330,7 @@ def torch_field(theta):
 
 
 theta = torch.tensor(np.column_stack([a_r0, w_r0]))
+rk4_steps = int(np.ceil(T / rk4_step))
 h_rk = T / rk4_steps
 delta_rk0 = eta_w * theta[:, 0] ** 2 - eta_a * (theta[:, 1:] ** 2).sum(1)
 drift_rk = 0.0
@@ -401,10 +344,10 @@ for _ in range(rk4_steps):
     drift_rk = max(drift_rk, float((d_rk - delta_rk0).abs().max()))
 end_flow = np.array([np.concatenate(([a_[-1]], w_[-1])) for a_, w_ in flows_r])
 rk_vs_flow = float(np.abs(theta.numpy() - end_flow).max())
-print(f"{n_random} random initializations, 6 x 3 data, eta_a = {eta_a}, eta_w = {eta_w}, t in [0, {T:g}]")
-print(f"  max delta drift, single_neuron_flow: {bound(drift_flow, drift_tol)}")
 print(f"  max delta drift, torch RK4 ({rk4_steps} steps): {bound(drift_rk, PRINT['rk4_drift'])}")
 print(f"  max |RK4 - single_neuron_flow| at t = T: {bound(rk_vs_flow, PRINT['rk4_end'])}")
+
+# %% tags=["hide-input"]
 _ = verified.record("App. A.1: delta conserved along single_neuron_flow", drift_flow < drift_tol,
                     check=f"{n_random} random inits, random 6 x 3 data, eta_a 0.5, eta_w 2", measured=bound(drift_flow, PRINT["drift"]),
                     tolerance=f"{drift_tol:.0e}", kind="same code")
@@ -412,10 +355,12 @@ _ = verified.record("App. A.1: delta conserved along an independent integration"
                     check="fixed-step RK4 on the torch-autograd gradient; endpoint vs single_neuron_flow",
                     measured=f"drift {bound(drift_rk, PRINT['rk4_drift'])}, endpoint {bound(rk_vs_flow, PRINT['rk4_end'])}",
                     tolerance=f"{rk4_drift_tol:.0e}; 1e-7", kind="independent")
+glue("drift_flow", bound(drift_flow, PRINT["drift"]))
+glue("drift_rk4", bound(drift_rk, PRINT["rk4_drift"]))
 
 # %% [markdown]
 # (grq-fig-2)=
-# ## The hyperboloids (paper's Fig. 2)
+# ## 2. The hyperboloids (paper's Fig. 2)
 #
 # With $\eta_a = \eta_w = 1$, {eq}`grq-eq-delta` confines $(w, a) \in \mathbb R^3$ to the quadric
 # $a^2 - \lVert w\rVert^2 = \delta$: for $\delta > 0$ two sheets $a = \pm\sqrt{\delta + \lVert w\rVert^2}$ (the sign of
@@ -426,20 +371,26 @@ _ = verified.record("App. A.1: delta conserved along an independent integration"
 # $\beta_0$ on each (the whitened problem of the parameters cell) and the point of the minima hyperbola it reaches.
 
 # %%
+sheet_runs, sheet_check = {}, 0.0
+for delta in sheet_deltas:
+    a0_, w0_ = init_from_product(beta0, delta)
+    a_, w_ = minimal_model.single_neuron_flow(a0_, w0_, X_w, y_w, t)
+    sheet_check = max(sheet_check, float(np.abs(a_**2 - (w_**2).sum(1) - delta).max()))
+    sheet_runs[delta] = (a0_, w0_, a_, w_)
+print(f"the three drawn trajectories stay on their surfaces: max |a^2 - |w|^2 - delta| {bound(sheet_check, drift_tol)}")
+
+# %%
 fig = plt.figure(figsize=(15, 5.2))
-sheet_check = 0.0
-for k, delta in enumerate(sheet_deltas):
+for k, (delta, (a0_, w0_, a_, w_)) in enumerate(sheet_runs.items()):
     ax = fig.add_subplot(1, 3, k + 1, projection="3d", computed_zorder=False)
     th = np.linspace(0, 2 * np.pi, 61)
     if delta > 0:
-        rad = np.linspace(0, 2.2, 25)
-        RR, TH = np.meshgrid(rad, th)
+        RR, TH = np.meshgrid(np.linspace(0, 2.2, 25), th)
         for sgn in (1, -1):
             ax.plot_surface(RR * np.cos(TH), RR * np.sin(TH), sgn * np.sqrt(delta + RR**2), color="0.8", alpha=0.35,
                             linewidth=0)
     else:
-        aa = np.linspace(-2.5, 2.5, 41)
-        AA, TH = np.meshgrid(aa, th)
+        AA, TH = np.meshgrid(np.linspace(-2.5, 2.5, 41), th)
         rad = np.sqrt(AA**2 - delta)
         ax.plot_surface(rad * np.cos(TH), rad * np.sin(TH), AA, color="0.8", alpha=0.35, linewidth=0)
     a_line = np.concatenate([np.linspace(-2.5, -0.35, 60), np.linspace(0.35, 2.5, 60)])
@@ -449,15 +400,11 @@ for k, delta in enumerate(sheet_deltas):
         sel = part & keep
         ax.plot(wmin[sel, 0], wmin[sel, 1], a_line[sel], color=plotting.GLOBAL, lw=2.5,
                 label="minima $a w = \\beta^*$" if part[-1] else None)
-    a0_, w0_ = init_from_product(beta0, delta)
-    a_, w_ = R.single_neuron_flow(a0_, w0_, X_w, y_w, t)
-    sheet_check = max(sheet_check, float(np.abs(a_**2 - (w_**2).sum(1) - delta).max()))
-    col = delta_colour(delta)
+    col = richlazy_drawings.delta_colour(delta, delta_scale)
     ax.plot(w_[:, 0], w_[:, 1], a_, color=col, lw=3, label="gradient flow")
     ax.scatter(*w0_, a0_, color=col, s=40, edgecolor="k", label="init ($a_0 w_0 = \\beta_0$)")
     ax.scatter(*w_[-1], a_[-1], color=plotting.GLOBAL, s=50, edgecolor="k", label="limit")
-    name = "upstream" if delta > 0 else ("balanced" if delta == 0 else "downstream")
-    ax.set_title(f"$\\delta = {delta:g}$ ({name})")
+    ax.set_title(f"$\\delta = {delta:g}$ ({richlazy_drawings.regime_name(delta).split(',')[0]})")
     ax.set_xlabel("$w_1$")
     ax.set_ylabel("$w_2$")
     ax.set_zlabel("$a$")
@@ -467,13 +414,16 @@ for k, delta in enumerate(sheet_deltas):
 fig.suptitle("Paper's Fig. 2: the conserved $\\delta$ confines the flow to a hyperboloid "
              "(two sheets, a double cone, one sheet)")
 plt.show()
-print(f"the three drawn trajectories stay on their surfaces: max |a^2 - |w|^2 - delta| {bound(sheet_check, drift_tol)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Fig. 2: the drawn trajectories lie on their hyperboloids", sheet_check < drift_tol,
                     check="a^2 - |w|^2 - delta along the three drawn flows", measured=bound(sheet_check, PRINT["drift"]),
                     tolerance=f"{drift_tol:.0e}", kind="same code")
+glue("sheet_check", bound(sheet_check, PRINT["drift"]))
 
 # %% [markdown]
-# ## The reduced $(\mu, \phi)$ system
+# (sec-grq-minimal-model-reduced)=
+# ## 3. The reduced $(\mu, \phi)$ system
 #
 # Whitened input, $X^\top X/n = I$, makes $L = \tfrac12\lVert a w - \beta^*\rVert^2 + \text{const}$ with
 # $\beta^* = X^\top y/n$, so (with $\eta_a = \eta_w = 1$; the product $\eta_a\eta_w$ can be absorbed into time and
@@ -503,56 +453,50 @@ _ = verified.record("Fig. 2: the drawn trajectories lie on their hyperboloids", 
 # gradient from torch autograd; and integrating {eq}`grq-eq-2` from $(\mu_0, \phi_0)$ reproduces the full flow.
 
 # %%
-def random_whitened_init(rng_, b_):
-    """(delta, mu0, phi0, a0, w0) of a random initialization in the stated range, w0 in the plane of beta*."""
-    delta = rng_.uniform(-random_delta_max, random_delta_max)
-    mu0 = rng_.uniform(-2, 2)
-    phi0 = rng_.uniform(-1, 1)
-    S0 = np.hypot(delta, 2 * mu0)
-    a0 = np.sign(mu0) * np.sqrt((S0 + delta) / 2)
-    e_perp = np.array([-e_star[1], e_star[0]])
-    w0 = np.sqrt((S0 - delta) / 2) * (phi0 * e_star + np.sqrt(1 - phi0**2) * e_perp)
-    return delta, a0 * np.linalg.norm(w0), w0 @ e_star / np.linalg.norm(w0), a0, w0
-
-
 # chain rule by autograd: independent reference (do not replace with markovlib)
 Xw_t, yw_t = torch.tensor(X_w), torch.tensor(y_w)
 bst_t = torch.tensor(bstar)
 chain_err = 0.0
 for _ in range(200):
-    delta_, mu0_, phi0_, a0_, w0_ = random_whitened_init(rng, b)
+    delta_, mu0_, phi0_, a0_, w0_ = minimal_regimes.random_whitened_init(rng, bstar, random_delta_max)
     th_ = torch.tensor(np.concatenate(([a0_], w0_)), requires_grad=True)
     loss = ((Xw_t @ (th_[0] * th_[1:]) - yw_t) ** 2).sum() / (2 * n_samples)
     (g_,) = torch.autograd.grad(loss, th_)
-    thdot = -g_
     th2 = th_.detach().clone().requires_grad_(True)
-    mu_t = th2[0] * th2[1:].norm()
-    phi_t = (th2[1:] @ bst_t) / (th2[1:].norm() * bst_t.norm())
-    (gmu,) = torch.autograd.grad(mu_t, th2)
-    (gphi,) = torch.autograd.grad(phi_t, th2)
-    dmu_ref, dphi_ref = float(gmu @ thdot), float(gphi @ thdot)
-    dmu, dphi = R.reduced_vector_field(mu0_, phi0_, delta_, b)
+    (gmu,) = torch.autograd.grad(th2[0] * th2[1:].norm(), th2)
+    (gphi,) = torch.autograd.grad((th2[1:] @ bst_t) / (th2[1:].norm() * bst_t.norm()), th2)
+    dmu_ref, dphi_ref = float(gmu @ -g_), float(gphi @ -g_)
+    dmu, dphi = minimal_model.reduced_vector_field(mu0_, phi0_, delta_, b)
     chain_err = max(chain_err, abs(dmu - dmu_ref) / (1 + abs(dmu_ref)), abs(dphi - dphi_ref) / (1 + abs(dphi_ref)))
 print(f"reduced field vs autograd chain rule at 200 random points: max rel. error {bound(chain_err, rounding_tol)}")
-_ = verified.record("Eq. (2): the reduced field is the chain-rule derivative of the full flow", chain_err < rounding_tol,
-                    check="200 random (a, w, delta) on whitened data; torch autograd for grad L, grad mu, grad phi",
-                    measured=bound(chain_err, PRINT["rounding"]), tolerance=f"{rounding_tol:.0e} (relative)", kind="independent")
 
+# %% [markdown]
+# Integrating {eq}`grq-eq-2` from $(\mu_0, \phi_0)$ at `n_random` random initializations
+# (`minimal_regimes.random_whitened_init`), against the full flow:
+
+# %%
 reduced_err = 0.0
-random_inits = [random_whitened_init(rng, b) for _ in range(n_random)]
+random_inits = [minimal_regimes.random_whitened_init(rng, bstar, random_delta_max) for _ in range(n_random)]
 for delta_, mu0_, phi0_, a0_, w0_ in random_inits:
-    a_, w_ = R.single_neuron_flow(a0_, w0_, X_w, y_w, t)
-    mu_f, phi_f = mu_phi_of(a_, w_)
-    sol = solve_ivp(lambda _, z: np.array(R.reduced_vector_field(z[0], np.clip(z[1], -1, 1), delta_, b)),
+    a_, w_ = minimal_model.single_neuron_flow(a0_, w0_, X_w, y_w, t)
+    mu_f, phi_f = minimal_regimes.mu_phi(a_, w_, bstar)
+    sol = solve_ivp(lambda _, z: np.array(minimal_model.reduced_vector_field(z[0], np.clip(z[1], -1, 1), delta_, b)),
                     (0, T), [mu0_, phi0_], method="DOP853", t_eval=t, rtol=1e-11, atol=1e-13)
     reduced_err = max(reduced_err, float(np.abs(sol.y[0] - mu_f).max()), float(np.abs(sol.y[1] - phi_f).max()))
 print(f"integrated reduced system vs full flow, {n_random} random inits: max error {bound(reduced_err, reduced_tol)}")
+
+# %% tags=["hide-input"]
+_ = verified.record("Eq. (2): the reduced field is the chain-rule derivative of the full flow", chain_err < rounding_tol,
+                    check="200 random (a, w, delta) on whitened data; torch autograd for grad L, grad mu, grad phi",
+                    measured=bound(chain_err, PRINT["rounding"]), tolerance=f"{rounding_tol:.0e} (relative)", kind="independent")
 _ = verified.record("Eq. (2): the integrated reduced system reproduces the full flow", reduced_err < reduced_tol,
                     check=f"{n_random} random inits (|delta| <= {random_delta_max:g}) on [0, T], DOP853 on both",
                     measured=bound(reduced_err, PRINT["reduced"]), tolerance=f"{reduced_tol:.0e}", kind="same code")
+glue("reduced_err", bound(reduced_err, PRINT["reduced"]))
 
 # %% [markdown]
-# ## Exact solutions
+# (sec-grq-minimal-model-exact)=
+# ## 4. Exact solutions
 #
 # Split $w = u\,e + v$ with $e = \beta^*/b$, $u = w^\top e$ and $v \perp e$, $s = \lVert v\rVert$. The whitened flow
 # is $\dot a = u b - a(u^2 + s^2)$, $\dot u = a(b - a u)$, $\dot v = -a^2 v$ (so $v$ keeps its direction), and
@@ -633,9 +577,9 @@ _ = verified.record("Eq. (2): the integrated reduced system reproduces the full 
 paper_runs = {}
 for delta in deltas:
     a0_, w0_ = init_from_product(beta0, delta)
-    a_, w_ = R.single_neuron_flow(a0_, w0_, X_w, y_w, t)
-    mu_f, phi_f = mu_phi_of(a_, w_)
-    mu_e, phi_e = RE.exact_mu_phi(t, delta, b, mu_f[0], phi_f[0])
+    a_, w_ = minimal_model.single_neuron_flow(a0_, w0_, X_w, y_w, t)
+    mu_f, phi_f = minimal_regimes.mu_phi(a_, w_, bstar)
+    mu_e, phi_e = minimal_exact.exact_mu_phi(t, delta, b, mu_f[0], phi_f[0])
     paper_runs[delta] = dict(a=a_, w=w_, mu=mu_f, phi=phi_f, mu_e=mu_e, phi_e=phi_e, a0=a0_, w0=w0_)
 # the reference: the chapter's own integration of the whitened flow (independent of markovlib), rtol 1e-11
 a_ind, W_ind = whitened_flows(np.array([paper_runs[d]["a0"] for d in deltas]),
@@ -644,18 +588,22 @@ print(f"{'delta':>6}{'max |mu err|':>15}{'max |phi err|':>15}{'drift':>10}")
 exact_err_paper, drift_paper = 0.0, 0.0
 for i, delta in enumerate(deltas):
     run = paper_runs[delta]
-    mu_i, phi_i = mu_phi_of(a_ind[i], W_ind[i].T)
+    mu_i, phi_i = minimal_regimes.mu_phi(a_ind[i], W_ind[i].T, bstar)
     em, ep = float(np.abs(mu_i - run["mu_e"]).max()), float(np.abs(phi_i - run["phi_e"]).max())
-    dr = float(np.abs(R.conserved_delta(run["a"], run["w"]) - delta).max())
-    exact_err_paper = max(exact_err_paper, em, ep)
-    drift_paper = max(drift_paper, dr)
+    dr = float(np.abs(minimal_model.conserved_delta(run["a"], run["w"]) - delta).max())
+    exact_err_paper, drift_paper = max(exact_err_paper, em, ep), max(drift_paper, dr)
     print(f"{delta:>6g}{bound(em, exact_tol):>15}{bound(ep, exact_tol):>15}{bound(dr, drift_tol):>10}")
+
+# %% [markdown]
+# The same at the random initializations, counting their zero crossings of $a$, and the $\tanh$ law at three starts:
+
+# %%
 exact_err_random, crossings, au_changes = 0.0, 0, 0
 a_rnd, W_rnd = whitened_flows(np.array([r[3] for r in random_inits]), np.array([r[4] for r in random_inits]), T,
                               n_times, rtol=1e-11)
 for (delta_, mu0_, phi0_, a0_, w0_), a_, W_ in zip(random_inits, a_rnd, W_rnd):
-    mu_f, phi_f = mu_phi_of(a_, W_.T)
-    mu_e, phi_e = RE.exact_mu_phi(t, delta_, b, mu0_, phi0_)
+    mu_f, phi_f = minimal_regimes.mu_phi(a_, W_.T, bstar)
+    mu_e, phi_e = minimal_exact.exact_mu_phi(t, delta_, b, mu0_, phi0_)
     exact_err_random = max(exact_err_random, float(np.abs(mu_f - mu_e).max()), float(np.abs(phi_f - phi_e).max()))
     crossings += bool(np.any(np.sign(a_) != np.sign(a0_)))
     au_changes = max(au_changes, int(np.count_nonzero(np.diff(np.sign(a_ * (W_.T @ e_star))) != 0)))
@@ -663,11 +611,13 @@ print(f"random initializations: max error {bound(exact_err_random, exact_tol)}; 
       f"{crossings} of {n_random} flows have a zero crossing of a")
 tanh_err = 0.0
 for mu0_, phi0_ in [(0.05, -0.9), (1.0, 0.0), (2.0, 0.7)]:
-    tanh_err = max(tanh_err, float(np.abs(RE.exact_mu_phi(t, 0.0, b, mu0_, phi0_)[1]
+    tanh_err = max(tanh_err, float(np.abs(minimal_exact.exact_mu_phi(t, 0.0, b, mu0_, phi0_)[1]
                                           - np.tanh(b * t + np.arctanh(phi0_))).max()))
 print(f"balanced tanh law vs the closed form: {bound(tanh_err, 1e-12)}")
 max_delta_drift = max(drift_flow, drift_paper)
 max_exact_vs_flow_error = max(exact_err_paper, exact_err_random)
+
+# %% tags=["hide-input"]
 _ = verified.record("App. A.2: exact (mu, phi) = flow at the paper's deltas", exact_err_paper < exact_tol,
                     check=f"delta in {[float(d) for d in deltas]}, beta0 {list(beta0)}, beta* {list(beta_star)}, T {T:g}; "
                           "the chapter's own DOP853 integration (rtol 1e-11)",
@@ -682,10 +632,11 @@ _ = verified.record("Lemma A.1: a u changes sign at most once", au_changes <= 1,
                     measured=f"{au_changes} (most sign changes along one flow)", tolerance="1", kind="independent")
 _ = verified.record("App. A.2.2: balanced tanh law", tanh_err < 1e-12, check="three (mu0, phi0) on [0, T]",
                     measured=bound(tanh_err, PRINT["tanh"]), tolerance="1e-12", kind="independent")
+glue("exact_err", bound(max_exact_vs_flow_error, PRINT["exact"]))
 
 # %% [markdown]
 # (grq-fig-7)=
-# ## Two basins of attraction (paper's Fig. 7, App. A.2.5)
+# ## 5. Two basins of attraction (paper's Fig. 7, App. A.2.5)
 #
 # The minima $a w = \beta^*$ form a hyperbola with two branches, $a > 0$ and $a < 0$. Which one does the flow
 # reach? {prf:ref}`grq-thm-a2` answers it in one line. Since $h > 0$, $\operatorname{sign} a(t) = \operatorname{sign} g(t)$.
@@ -754,12 +705,6 @@ _ = verified.record("App. A.2.2: balanced tanh law", tanh_err < 1e-12, check="th
 # `saddle_T` $= 8$ it is itself of the order of `saddle_tol` (the closed-form values are printed below), and a fixed distance threshold would test the horizon, not the claim.
 
 # %%
-from markovlib.book.formatting import fraction
-from markovlib.book.inference import wilson_interval
-
-e_perp = np.array([-e_star[1], e_star[0]])
-
-
 rng_basin = np.random.default_rng([seed, 7])  # its own stream: the draws of the later sections do not move
 a_mc = rng_basin.uniform(-basin_box, basin_box, basin_n)
 W_mc = rng_basin.uniform(-basin_box, basin_box, (basin_n, 2))
@@ -770,7 +715,7 @@ ring = np.linspace(0, 2 * np.pi, n_plane_traj, endpoint=False) + np.pi / n_plane
 a_pl, W_pl = 1.9 * np.sin(ring), 1.9 * np.cos(ring)[:, None] * e_star  # the plane s = 0 (the d = 1 dynamics)
 a_all = np.concatenate([a_mc, A_g.ravel(), a_pl])
 W_all = np.concatenate([W_mc, W_g.reshape(-1, 2), W_pl])
-m_all = RE.basin_margin(a_all, W_all, bstar)
+m_all = minimal_exact.basin_margin(a_all, W_all, bstar)
 delta_all = a_all**2 - np.sum(W_all**2, axis=1)
 n_eval_basin = int(round(basin_T / 0.05)) + 1  # time grid for counting the zero crossings of a
 a_tr, W_tr = whitened_flows(a_all, W_all, basin_T, n_eval_basin)
@@ -778,6 +723,12 @@ branch = np.sign(a_tr[:, -1])
 settled = np.abs(a_tr[:, -1]) > 0.1  # on a branch of the minima, not near the saddle set a = 0
 crossings_all = np.sum(np.diff(np.sign(a_tr), axis=1) != 0, axis=1)
 sl_mc, sl_g = slice(0, basin_n), slice(basin_n, basin_n + n_grid**2)
+
+# %% [markdown]
+# The branch reached against $\operatorname{sign} c_1$, for the Monte Carlo draws and the grid, the zero crossings of
+# $a$, and the upstream flows:
+
+# %%
 rows = []
 for name, sl in (("Monte Carlo", sl_mc), ("grid of the plane s = slice_s", sl_g)):
     keep = np.abs(m_all[sl]) >= basin_margin_min
@@ -798,33 +749,25 @@ sheet_kept = n_sheet_kept == int(up.sum())
 print(f"delta > 0 ({fraction(int(up.sum()), a_all.size)} trajectories): branch = the starting sheet, "
       f"{yes_no(sheet_kept, 'sign a(T) = sign a0 for all')}")
 
-# points of the separating surface, integrated to the saddle
-a_s, u_s, s_s = RE.separating_surface(np.array(surface_deltas), 0.7, b)
+# %% [markdown]
+# Points of the separating surface (`separating_surface`), integrated towards the saddle, against the closed-form
+# distance of item 4 (`minimal_regimes.saddle_distance`):
+
+# %%
+a_s, u_s, s_s = minimal_exact.separating_surface(np.array(surface_deltas), 0.7, b)
 W_s = u_s[:, None] * e_star + s_s[:, None] * e_perp
-surf_res = float(np.abs(RE.basin_margin(a_s, W_s, bstar)).max())
+surf_res = float(np.abs(minimal_exact.basin_margin(a_s, W_s, bstar)).max())
 a_sd, W_sd = whitened_flows(a_s, W_s, saddle_T, 1401)
 w_inf = np.sqrt(-np.array(surface_deltas))[:, None, None] * e_perp[None, :, None]
 saddle_dist = np.sqrt(a_sd**2 + np.sum((W_sd - w_inf) ** 2, axis=1)).min(axis=1)
-
-
-def saddle_distance_closed(delta, a0, t_):
-    """distance to the saddle at time t_ from a point of the surface (proof of item 4): a^2 from the Bernoulli
-    solution, u = lambda_- a / b, s^2 = a^2 - u^2 - delta; it decreases monotonically in t_."""
-    S_star = np.hypot(delta, 2 * b)
-    k = S_star - delta
-    a2 = a0**2 * np.exp(-k * t_) / (1 + 2 * a0**2 * (1 - np.exp(-k * t_)) / k)
-    u2 = ((delta + S_star) / 2) ** 2 * a2 / b**2
-    s_ = np.sqrt(max(a2 - u2 - delta, 0.0))
-    return float(np.sqrt(a2 + u2 + (s_ - np.sqrt(-delta)) ** 2))
-
-
-saddle_pred = np.array([saddle_distance_closed(dl, a0s, saddle_T) for dl, a0s in zip(surface_deltas, a_s)])
+saddle_pred = np.array([minimal_regimes.saddle_distance(dl, a0s, saddle_T, b) for dl, a0s in zip(surface_deltas, a_s)])
 saddle_excess = float(np.max(saddle_dist - saddle_pred))
 for dl, dist, pred in zip(surface_deltas, saddle_dist, saddle_pred):
     print(f"surface point at delta = {dl:g}: closest approach to the saddle (0, sqrt(-delta) e_perp) minus the closed-form "
           f"distance at saddle_T ({pred:.1e}): {bound(max(dist - pred, 0.0), PRINT['saddle'])}")
 print(f"the surface points have c1 = 0: {bound(surf_res, rounding_tol)}")
 
+# %% tags=["hide-input"]
 _ = verified.record("App. A.2.5: the branch reached is sign(c1) (Monte Carlo)",
                     rows[0][1] == rows[0][2] and rows[0][2] > 0,
                     check=f"{basin_n} uniform inits in [-{basin_box:g}, {basin_box:g}]^3 (d = 2), solve_ivp to T = "
@@ -855,14 +798,18 @@ _ = verified.record("App. A.2.5: from the separating surface the flow goes to th
                     measured=f"{bound(max(saddle_excess, 0.0), PRINT['saddle'])} beyond the closed form",
                     tolerance=f"{saddle_tol:.0e} beyond the closed form", kind="independent")
 
-# %%
-from matplotlib.colors import ListedColormap
+glue("basin_agree", f"{fraction(rows[0][1] + rows[1][1], rows[0][2] + rows[1][2])}")
 
-basin_cmap = ListedColormap([plotting.LOCAL, plotting.MAXIMA])  # red: a < 0 branch, blue: a > 0 branch
-fig = plt.figure(figsize=(16, 5.4))
-ax3 = fig.add_subplot(1, 3, 1, projection="3d", computed_zorder=False)
+# %% [markdown]
+# The figures: first the separating surface in $(w_1, w_2, a)$ with flows coloured by the branch they reach; then,
+# left, the plane $s =$ `slice_s`, the branch reached by the flow (colour) under the predicted surface (black line,
+# crosses where they disagree outside the margin), and right, the plane $s = 0$, where the dynamics is that of $d = 1$.
+
+# %%
+fig = plt.figure(figsize=(8, 6))
+ax3 = fig.add_subplot(1, 1, 1, projection="3d", computed_zorder=False)
 DD, TT = np.meshgrid(np.linspace(-2.0, 0.0, 21), np.linspace(-1.4, 1.4, 29))
-a_S, u_S, s_S = RE.separating_surface(DD, TT, b)
+a_S, u_S, s_S = minimal_exact.separating_surface(DD, TT, b)
 for sgn in (1, -1):  # v = +-s: the two halves of the surface in the plane of w
     ax3.plot_surface(u_S * e_star[0] + sgn * s_S * e_perp[0], u_S * e_star[1] + sgn * s_S * e_perp[1], a_S,
                      color=plotting.SADDLE, alpha=0.35, linewidth=0)
@@ -882,17 +829,20 @@ ax3.set_xlabel("$w_1$")
 ax3.set_ylabel("$w_2$")
 ax3.set_zlabel("$a$")
 ax3.view_init(elev=20, azim=-55)
-ax3.set_title("separating surface (yellow), flows by branch reached")
+ax3.set_title("Paper's Fig. 7: the separating surface (yellow); flows by branch (blue $a > 0$, red $a < 0$)")
 ax3.legend(loc="upper left", fontsize=8)
+plt.show()
 
-ax2 = fig.add_subplot(1, 3, 2)
+# %%
+basin_cmap = ListedColormap([plotting.LOCAL, plotting.MAXIMA])  # red: a < 0 branch, blue: a > 0 branch
+fig, (ax2, ax1) = plt.subplots(1, 2, figsize=(12, 5.4), layout="constrained")
 reached = branch[sl_g].reshape(n_grid, n_grid)
 step = grid_1d[1] - grid_1d[0]
 ext = [grid_1d[0] - step / 2, grid_1d[-1] + step / 2] * 2
 ax2.imshow(reached, origin="lower", extent=ext, cmap=basin_cmap, vmin=-1, vmax=1, alpha=0.55, aspect="auto")
 fine = np.linspace(-basin_box, basin_box, 301)
 UF, AF = np.meshgrid(fine, fine)
-MF = RE.basin_margin(AF, UF[..., None] * e_star + slice_s * e_perp, bstar)
+MF = minimal_exact.basin_margin(AF, UF[..., None] * e_star + slice_s * e_perp, bstar)
 ax2.contour(UF, AF, MF, levels=[0.0], colors="k", linewidths=2)
 wrong = (reached.ravel() != np.sign(m_all[sl_g])) & (np.abs(m_all[sl_g]) >= basin_margin_min)
 ax2.scatter(U_g.ravel()[wrong], A_g.ravel()[wrong], marker="x", color="k", s=30)
@@ -902,7 +852,6 @@ ax2.set_ylabel("$a$")
 ax2.set_title(f"the plane $s = {slice_s:g}$: branch reached by the flow (colour)")
 ax2.legend(loc="upper left", fontsize=8)
 
-ax1 = fig.add_subplot(1, 3, 3)
 sl_p = slice(basin_n + n_grid**2, None)
 for a_i, W_i, br in zip(a_tr[sl_p], W_tr[sl_p], branch[sl_p]):
     ax1.plot(W_i.T @ e_star, a_i, color=plotting.MAXIMA if br > 0 else plotting.LOCAL, lw=1.5)
@@ -918,13 +867,12 @@ ax1.set_xlabel("$u$ ($s = 0$: the dynamics of $d = 1$)")
 ax1.set_ylabel("$a$")
 ax1.set_title("$s = 0$: the basins are half-planes")
 ax1.legend(loc="lower left", fontsize=8)
-fig.suptitle("Paper's Fig. 7: two basins of attraction (blue: the branch $a > 0$, red: $a < 0$)")
+fig.suptitle("Paper's Fig. 7: the basins in two planes (blue: the branch $a > 0$, red: $a < 0$)")
 plt.show()
-
 
 # %% [markdown]
 # (grq-fig-3)=
-# ## Fig. 3: lazy, rich and delayed rich
+# ## 6. Fig. 3: lazy, rich and delayed rich
 #
 # The NTK of the single neuron is
 #
@@ -975,27 +923,23 @@ plt.show()
 # from these closed forms at the paper's values.
 
 # %%
-def theory_kernel_distance(delta, mu0, phi0, w0, t_=None):
-    a_, u_, s_ = RE.exact_parameters(t if t_ is None else t_, delta, b, mu0, phi0)
-    v0 = w0 - (w0 @ e_star) * e_star
-    v_hat = v0 / np.linalg.norm(v0) if np.linalg.norm(v0) > 0 else np.zeros(2)
-    w_t = u_[:, None] * e_star + s_[:, None] * v_hat
-    Ms = a_[:, None, None] ** 2 * np.eye(2) + w_t[:, :, None] * w_t[:, None, :]
-    return np.array([R.kernel_distance(Ms[0], Mk) for Mk in Ms]), a_[:, None] * w_t
-
-
 S_err, S_theory, S_flow, beta_theory = 0.0, {}, {}, {}
 for delta, run in paper_runs.items():
-    S_th, beta_th = theory_kernel_distance(delta, run["mu"][0], run["phi"][0], run["w0"])
-    K0 = R.ntk(X_w, run["a"][0], run["w"][0])
-    S_fl = np.array([R.kernel_distance(K0, R.ntk(X_w, ak, wk)) for ak, wk in zip(run["a"], run["w"])])
+    S_th, beta_th = minimal_regimes.kernel_distance_curve(t, delta, bstar, run["mu"][0], run["phi"][0], run["w0"])
+    K0 = minimal_model.ntk(X_w, run["a"][0], run["w"][0])
+    S_fl = np.array([minimal_model.kernel_distance(K0, minimal_model.ntk(X_w, ak, wk)) for ak, wk in zip(run["a"], run["w"])])
     S_err = max(S_err, float(np.abs(S_th - S_fl).max()))
     S_theory[delta], S_flow[delta], beta_theory[delta] = S_th, S_fl, beta_th
+print(f"theory vs flow kernel distance: {bound(S_err, exact_tol)}")
 
+# %% [markdown]
+# The figure is the paper's Fig. 3: $\mu$, $\phi$ and $S(0, t)$ of the flows (markers) over the closed forms (dashed).
+
+# %%
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.3), layout="constrained")
 marks = slice(0, None, max(1, n_times // 25))
 for delta, run in paper_runs.items():
-    col = delta_colour(delta)
+    col = richlazy_drawings.delta_colour(delta, delta_scale)
     for ax, flow_y, th_y in zip(axes, (run["mu"], run["phi"], S_flow[delta]), (run["mu_e"], run["phi_e"], S_theory[delta])):
         ax.plot(t[marks], flow_y[marks], "o", color=col, ms=4, label=f"$\\delta = {delta:g}$")
         ax.plot(t, th_y, "--", color="k", lw=1)
@@ -1009,62 +953,37 @@ axes[2].legend(fontsize=8, ncol=2)
 fig.suptitle("Paper's Fig. 3: flow (markers, colour by $\\delta$) and the exact solutions (dashed)")
 plt.show()
 
-def S_end_closed_form(delta, a0, w0):
-    """S(0, infinity) from M0 = a0^2 I + w0 w0^T and the limit M = a^2 I + w w^T, a^2 = (delta + S*)/2,
-    w = +-sqrt((S* - delta)/2) e (v -> 0): closed form, no integration."""
-    S_star = np.hypot(delta, 2 * b)
-    w_end = np.sqrt((S_star - delta) / 2) * e_star
-    M_end = (delta + S_star) / 2 * np.eye(2) + np.outer(w_end, w_end)
-    return R.kernel_distance(a0**2 * np.eye(2) + np.outer(w0, w0), M_end)
+# %% [markdown]
+# The statistics of Fig. 3 at this $\beta_0$ (`minimal_regimes.regime_stats`): the end distances upstream, balanced
+# and downstream, the early distance downstream, the half-rise times (refined on the closed form), the basin margins
+# $c_1$ and the threshold cosines $\cos_c(\delta)$. The delay ordering is a claim only where no downstream flow crosses
+# $a = 0$ and none starts within `c1_min` of the separating surface (there it lingers near the saddle $a = 0$ even
+# without crossing, and its delay is set by $|c_1|$).
 
-
-def regime_stats(beta0_, S_th_, S_end_, exact=False):
-    """The Fig. 3 statistics of one beta0 from the curves S(0, t) (theory or flow) of every delta in deltas. With
-    exact=True (theory curves) each half-rise time is refined from its grid bracket by brentq on the closed form, so
-    that the ordering of the delays is not decided by the time grid (two half-rise times in one grid step would tie)."""
-    d_max_, d_min_ = max(deltas), min(deltas)
-    c_ = float(beta0_ @ e_star / np.linalg.norm(beta0_))
-    c1_ = {d: float(RE.basin_margin(*init_from_product(beta0_, d), bstar)) for d in deltas}
-    half = {}
-    for d in [d for d in deltas if d <= -1]:
-        above = np.nonzero(S_th_[d] >= 0.5 * S_end_[d])[0]
-        half[d] = float(t[above[0]]) if above.size else np.inf
-        if exact and above.size and above[0] > 0:
-            a0_, w0_ = init_from_product(beta0_, d)
-            mu0_, phi0_ = mu_phi_of(a0_, w0_)
-            gap = lambda tt: theory_kernel_distance(d, mu0_, phi0_, w0_, np.array([0.0, tt]))[0][1] - 0.5 * S_end_[d]  # noqa: E731
-            half[d] = brentq(gap, t[above[0] - 1], t[above[0]], xtol=1e-12)
-    order = sorted(half)  # most downstream first
-    return dict(
-        cos=c_, c1=c1_, half=half,
-        up=float(S_th_[d_max_][-1]), bal=float(S_th_[0.0][-1]), bal_closed=(1 - c_**2) / 5,
-        early=float(S_th_[d_min_][t <= lazy_window].max()), down_end=float(S_th_[d_min_][-1]),
-        crossing=[d for d in deltas if d <= -1 and c1_[d] < 0],
-        near=[d for d in deltas if d <= -1 and abs(c1_[d]) < c1_min],
-        grows=all(half[d1] > half[d2] for d1, d2 in zip(order, order[1:])),
-        mono=all(S_end_[d1] > S_end_[d2] for d1, d2 in zip(deltas, deltas[1:])))
-
-
-S_end = {d: S_end_closed_form(d, paper_runs[d]["a0"], paper_runs[d]["w0"]) for d in deltas}
+# %%
+S_end = {d: minimal_regimes.end_kernel_distance(d, paper_runs[d]["a0"], paper_runs[d]["w0"], bstar) for d in deltas}
 d_max, d_min = max(deltas), min(deltas)
-st = regime_stats(np.array(beta0), S_flow, S_end)
-st_theory = regime_stats(np.array(beta0), S_theory, S_end, exact=True)
+regime_args = (t, deltas, bstar, lazy_window, c1_min)
+st = minimal_regimes.regime_stats(np.array(beta0), S_flow, S_end, *regime_args)
+st_theory = minimal_regimes.regime_stats(np.array(beta0), S_theory, S_end, *regime_args, exact=True)
 upstream_S, balanced_S, down_early, down_end = st["up"], st["bal"], st["early"], st["down_end"]
 half_times = st_theory["half"]
-# the delay ordering is a claim only where no downstream flow crosses a = 0 and none starts within c1_min of the
-# separating surface (there it lingers near the saddle a = 0 even without crossing, and its delay is set by |c1|)
 order_asserted = not st["crossing"] and not st["near"]
 rich_asserted = abs(st["c1"][d_min]) >= c1_min  # the most downstream run is away from the separating surface
 # zero crossings of a along the paper-delta flows (the chapter's own integration) against eq. grq-eq-cos-c
 cross_obs = [bool(np.any(np.sign(a_ind[i]) != np.sign(a_ind[i][0]))) for i in range(len(deltas))]
-cross_pred = [st["cos"] < RE.crossing_cosine(d, float(np.linalg.norm(beta0)), b) for d in deltas]
+cross_pred = [st["cos"] < minimal_exact.crossing_cosine(d, float(np.linalg.norm(beta0)), b) for d in deltas]
 n_cross_ok = sum(o == p_ for o, p_ in zip(cross_obs, cross_pred))
-print(f"theory vs flow kernel distance: {bound(S_err, exact_tol)}")
+
+# %% [markdown]
+# The table of the paper's $\delta$ values at this $\beta_0$:
+
+# %%
 print(f"cos(beta0, beta*) = {fixed(st['cos'], 3)}")
 print(f"{'delta':>6}{'S(0, T) flow':>14}{'S(0, inf) closed form':>23}{'half-rise time':>16}{'c1':>9}{'cos_c':>8}{'a crosses 0':>13}")
 for i, d in enumerate(deltas):
     ht = fixed(half_times[d], 1) if d in half_times and np.isfinite(half_times[d]) else "-"
-    cc = fixed(RE.crossing_cosine(d, float(np.linalg.norm(beta0)), b), 3) if d < 0 else "< -1"
+    cc = fixed(minimal_exact.crossing_cosine(d, float(np.linalg.norm(beta0)), b), 3) if d < 0 else "< -1"
     print(f"{d:>6g}{fixed(S_flow[d][-1], 3):>14}{fixed(S_end[d], 4):>23}{ht:>16}{fixed(st['c1'][d], 3):>9}{cc:>8}"
           f"{'yes' if cross_obs[i] else 'no':>13}")
 print(f"balanced: S(0, T) {fixed(balanced_S, 4)}, closed form (1 - cos^2)/5 = {fixed(st['bal_closed'], 4)}")
@@ -1076,6 +995,8 @@ elif st["near"]:
 if not rich_asserted:
     print(f"the most downstream run starts at |c1| = {fixed(abs(st['c1'][d_min]), 4)} < c1_min from the separating surface: "
           f"it lingers near the saddle a = 0; S(0, T) = {fixed(down_end, 3)} is reported, not asserted")
+
+# %% tags=["hide-input"]
 _ = verified.record("Fig. 3: closed-form kernel distance = flow kernel distance", S_err < exact_tol,
                     check="S(0, t) from exact (a, u, s) vs ntk on the flow, paper's deltas", measured=bound(S_err, PRINT["exact"]),
                     tolerance=f"{exact_tol:.0e}", kind="same code")
@@ -1110,8 +1031,9 @@ glue("fig3_cos", fixed(st["cos"], 2))
 glue("fig3_S_bal", fixed(balanced_S, 3))
 glue("fig3_S_up", fixed(upstream_S, 3))
 glue("fig3_S_down", fixed(down_end, 3))
+
 # %% [markdown]
-# **The cosine scan.** The claims above were checked at one $\beta_0$. The cell below repeats them at `n_cos`
+# **The cosine scan.** The claims above were checked at one $\beta_0$. The next cell (`minimal_regimes.cosine_scan`) repeats them at `n_cos`
 # cosines $\cos(\beta_0, \beta^*) \in [-0.6, 0.6]$ (same $\lVert\beta_0\rVert$, $\beta^*$, $\delta$ values and $T$), from
 # the closed forms of {prf:ref}`grq-thm-a2`. For each cosine it asserts the unconditional claims, the delay ordering
 # where no downstream flow crosses $a = 0$ and "rich by $T$" where $|c_1(\delta_{min})| \ge$ `c1_min`. The zero
@@ -1120,34 +1042,11 @@ glue("fig3_S_down", fixed(down_end, 3))
 
 # %%
 cos_scan = np.linspace(-0.6, 0.6, n_cos)
-side = 1.0 if np.array(beta0) @ e_perp >= 0 else -1.0  # keep beta0's side of beta*
 r0 = float(np.linalg.norm(beta0))
-scan_fail = {k: [] for k in ("regime", "bal_closed", "mono", "rich", "order")}
-n_rich, n_order, scan_rows = 0, 0, []
-for c in cos_scan:
-    beta0_c = r0 * (c * e_star + side * np.sqrt(1 - c**2) * e_perp)
-    S_th_c, S_end_c = {}, {}
-    for d in deltas:
-        a0_, w0_ = init_from_product(beta0_c, d)
-        S_th_c[d] = theory_kernel_distance(d, *mu_phi_of(a0_, w0_), w0_)[0]
-        S_end_c[d] = S_end_closed_form(d, a0_, w0_)
-    sc = regime_stats(beta0_c, S_th_c, S_end_c, exact=True)
-    if not (sc["up"] < lazy_S_max and sc["bal"] > rich_S_min and sc["early"] < lazy_S_max):
-        scan_fail["regime"].append(c)
-    if abs(sc["bal"] - sc["bal_closed"]) > 1e-6:
-        scan_fail["bal_closed"].append(c)
-    if not sc["mono"]:
-        scan_fail["mono"].append(c)
-    if abs(sc["c1"][d_min]) >= c1_min:
-        n_rich += 1
-        if not sc["down_end"] > rich_S_min:
-            scan_fail["rich"].append(c)
-    if not sc["crossing"] and not sc["near"]:
-        n_order += 1
-        if not sc["grows"]:
-            scan_fail["order"].append(c)
-    scan_rows.append(sc)
-cos_c_min = RE.crossing_cosine(d_min, r0, b)
+scan_fail, n_rich, n_order, scan_rows = minimal_regimes.cosine_scan(
+    cos_scan, np.array(beta0), bstar, t, deltas, lazy_window=lazy_window, c1_min=c1_min, lazy_S_max=lazy_S_max,
+    rich_S_min=rich_S_min)
+cos_c_min = minimal_exact.crossing_cosine(d_min, r0, b)
 print(f"{n_cos} cosines in [-0.6, 0.6], |beta0| = {fixed(r0, 3)}, |beta*| = {fixed(b, 3)}, deltas {deltas}, T = {T:g}")
 print(f"  upstream lazy, balanced rich, downstream lazy at first: {n_cos - len(scan_fail['regime'])}/{n_cos} cosines")
 print(f"  balanced S(0, T) = (1 - cos^2)/5: {n_cos - len(scan_fail['bal_closed'])}/{n_cos}; "
@@ -1160,17 +1059,23 @@ not_ordered = [fixed(sc["cos"], 2) for sc in scan_rows if sc["crossing"] and not
 print(f"  where some flow crosses a = 0 ({n_cos - n_order} cosines), the half-rise times are out of order at: "
       + (", ".join(not_ordered) if not_ordered else "none"))
 
-# zero crossings along the chapter's own integration of every scanned downstream flow
+# %% [markdown]
+# The zero crossings, counted along the chapter's own integration of every scanned downstream flow, against
+# {eq}`grq-eq-cos-c` (flows started within $10^{-4}$ of the surface itself go to the saddle and are left out):
+
+# %%
 neg = [d for d in deltas if d < 0]
-inits = [(c, d, *init_from_product(r0 * (c * e_star + side * np.sqrt(1 - c**2) * e_perp), d)) for c in cos_scan for d in neg]
+inits = [(c, d, *init_from_product(minimal_regimes.beta0_at_cosine(c, beta0, bstar), d)) for c in cos_scan for d in neg]
 a_sc, _ = whitened_flows(np.array([x[2] for x in inits]), np.array([x[3] for x in inits]), T, int(round(T / 0.05)) + 1)
-c1_sc = np.array([float(RE.basin_margin(x[2], x[3], bstar)) for x in inits])
+c1_sc = np.array([float(minimal_exact.basin_margin(x[2], x[3], bstar)) for x in inits])
 obs_sc = np.any(np.sign(a_sc) != np.sign(a_sc[:, :1]), axis=1)
-pred_sc = np.array([x[0] < RE.crossing_cosine(x[1], r0, b) for x in inits])
+pred_sc = np.array([x[0] < minimal_exact.crossing_cosine(x[1], r0, b) for x in inits])
 keep_sc = np.abs(c1_sc) >= 1e-4  # on the surface itself (c1 = 0) the flow goes to the saddle: excluded
 n_sc_ok = int(np.sum((obs_sc == pred_sc)[keep_sc]))
 print(f"  zero crossings of a: {n_sc_ok}/{int(keep_sc.sum())} scanned downstream flows as eq. grq-eq-cos-c predicts "
       f"({int(obs_sc.sum())} cross; {int((~keep_sc).sum())} within 1e-4 of the surface excluded)")
+
+# %% tags=["hide-input"]
 _ = verified.record("Fig. 3 over the cosine range: lazy upstream, rich balanced ((1 - cos^2)/5), lazy downstream at first, "
                     "S(0, inf) decreasing in delta",
                     not (scan_fail["regime"] or scan_fail["bal_closed"] or scan_fail["mono"]),
@@ -1188,32 +1093,21 @@ _ = verified.record("Eq. (grq-eq-cos-c) over the cosine range: a crosses zero if
                     n_sc_ok == int(keep_sc.sum()) and keep_sc.sum() > 0,
                     check=f"the chapter's own integration of {len(inits)} flows ({n_cos} cosines x the deltas < 0)",
                     measured=f"{n_sc_ok}/{int(keep_sc.sum())} flows as predicted", tolerance="all", kind="independent")
-# the range's corners: where can "rich by T" fail? (closed forms; norms, delta_min and T at the box's corners)
-def S_at_T(b_, r0_, c_, d_, T_):
-    """S(0, T_) and c1 of the authors' initialization at cosine c_, |beta0| r0_, |beta*| b_ (coordinates with
-    beta* along the first axis: the kernel distance is rotation invariant)."""
-    a0_ = np.sqrt((d_ + np.hypot(d_, 2 * r0_)) / 2)
-    w0_ = r0_ / a0_ * np.array([c_, np.sqrt(1 - c_**2)])
-    a_, u_, s_ = RE.exact_parameters(np.array([T_]), d_, b_, r0_, c_)
-    wT = np.array([u_[0], s_[0]])
-    S_ = R.kernel_distance(a0_**2 * np.eye(2) + np.outer(w0_, w0_), a_[0] ** 2 * np.eye(2) + np.outer(wT, wT))
-    return S_, float(RE.basin_margin(a0_, w0_, np.array([b_, 0.0])))
+glue("cross_scan", f"{n_sc_ok}/{int(keep_sc.sum())}")
 
+# %% [markdown]
+# Where, over the corners of the range, can "the most downstream run is rich by $T$" fail? The closed forms at the
+# corners ($\lVert\beta_0\rVert, \lVert\beta^*\rVert \in \{0.8, 1.25\}$, $T \in \{20, 40\}$, $\delta_{min}$ at its two
+# ends, 241 cosines; `minimal_regimes.corner_scan`) give the largest $|c_1|$ of a failure:
 
-corner_fail_c1, n_corner = [], 0
-for r0_c in (0.8, 1.25):
-    for b_c in (0.8, 1.25):
-        for T_c in (20.0, 40.0):
-            for d_c in (-4.0, -3.0 * max(r0_c, b_c)):
-                for c in np.linspace(-0.6, 0.6, 241):
-                    S_c, c1_c = S_at_T(b_c, r0_c, c, d_c, T_c)
-                    n_corner += 1
-                    if not S_c > rich_S_min:
-                        corner_fail_c1.append(abs(c1_c))
+# %%
+corner_fail_c1, n_corner = minimal_regimes.corner_scan(rich_S_min)
 corner_worst = max(corner_fail_c1, default=0.0)
 print(f"corners of the range (|beta0|, |beta*| in {{0.8, 1.25}}, T in {{20, 40}}, delta_min at its two ends, 241 cosines): "
       f"the most downstream run is not rich by T in {len(corner_fail_c1)}/{n_corner} cases, all at |c1| <= "
       f"{fixed(corner_worst, 4)} (c1_min = {c1_min:g})")
+
+# %% tags=["hide-input"]
 _ = verified.record("Fig. 3 over the range's corners: 'rich by T' fails only below c1_min", corner_worst < c1_min,
                     check=f"closed-form S(0, T) at delta_min over {n_corner} corner settings x cosines; largest |c1| of a failure",
                     measured=f"{fixed(corner_worst, 4)} ({len(corner_fail_c1)} failures)", tolerance=f"< {c1_min:g}",
@@ -1232,7 +1126,8 @@ glue("scan_cos_c_min", fixed(cos_c_min, 3))
 # $|\delta|$ becomes on the far side of the separating surface.
 
 # %% [markdown]
-# ## Function space: the matrix $M$ and the three regimes
+# (sec-grq-minimal-model-M)=
+# ## 7. Function space: the matrix $M$ and the three regimes
 #
 # The product $\beta = a w$ moves by $\dot\beta = \dot a\,w + a\,\dot w = -(\eta_a w w^\top + \eta_w a^2 I)\,g$ with
 # $g = \nabla_\beta L$: a gradient flow in function space preconditioned by $M = J\,\mathrm{diag}(\eta)\,J^\top$,
@@ -1261,7 +1156,7 @@ for _ in range(100):
     # independent reference (do not replace with markovlib): M = J J^T from the autograd Jacobian of beta = a w
     J = torch.autograd.functional.jacobian(lambda p: p[0] * p[1:], th_).numpy()
     M_ref = J @ J.T
-    M = R.function_space_M(a_ * w_, R.conserved_delta(a_, w_))
+    M = minimal_model.function_space_M(a_ * w_, minimal_model.conserved_delta(a_, w_))
     M_err = max(M_err, float(np.abs(M - M_ref).max() / (1 + np.abs(M_ref).max())))
     # and the function-space flow: d(a w)/dt from the autograd parameter gradient = -M grad_beta L
     th2 = th_.clone().requires_grad_(True)
@@ -1273,26 +1168,35 @@ for _ in range(100):
     flow_err = max(flow_err, float(np.abs(beta_dot + M @ g_beta).max() / (1 + np.abs(beta_dot).max())))
 print(f"M(beta, delta) vs J J^T (autograd), 100 random (a, w): max rel. error {bound(M_err, rounding_tol)}")
 print(f"d beta/dt (autograd) + M grad_beta L: max rel. error {bound(flow_err, rounding_tol)}")
-_ = verified.record("Eq. (4): M(beta, delta) = J J^T and d beta/dt = -M grad_beta L", M_err < rounding_tol and flow_err < rounding_tol,
-                    check="100 random (a, w); torch autograd Jacobian of a w and gradient of the loss",
-                    measured=f"{bound(M_err, PRINT['rounding'])}; {bound(flow_err, PRINT['rounding'])}",
-                    tolerance=f"{rounding_tol:.0e} (relative)", kind="independent")
 
+# %% [markdown]
+# The two lazy limits of $M$, at $|\delta| = 10, \dots, 10^6$, with the predicted log-log slope $-2$:
+
+# %%
 beta_probe = np.array([0.6, -0.8])
 big = 10.0 ** np.arange(1, 7)
-up_dev = np.array([np.abs(R.function_space_M(beta_probe, d) / d - np.eye(2)).max() for d in big])
-down_dev = np.array([np.abs(R.function_space_M(beta_probe, -d) / d - np.outer(beta_probe, beta_probe)).max() for d in big])
+up_dev = np.array([np.abs(minimal_model.function_space_M(beta_probe, d) / d - np.eye(2)).max() for d in big])
+down_dev = np.array([np.abs(minimal_model.function_space_M(beta_probe, -d) / d - np.outer(beta_probe, beta_probe)).max() for d in big])
 slope_up = float(np.polyfit(np.log10(big), np.log10(up_dev), 1)[0])
 slope_down = float(np.polyfit(np.log10(big), np.log10(down_dev), 1)[0])
 print(f"|M/delta - I| for delta = 1e1..1e6: log-log slope {fixed(slope_up, 2)} (predicted -2); "
       f"|M/|delta| - beta_hat beta_hat^T| for delta = -1e1..-1e6: slope {fixed(slope_down, 2)} (predicted -2)")
+
+# %% tags=["hide-input"]
+_ = verified.record("Eq. (4): M(beta, delta) = J J^T and d beta/dt = -M grad_beta L", M_err < rounding_tol and flow_err < rounding_tol,
+                    check="100 random (a, w); torch autograd Jacobian of a w and gradient of the loss",
+                    measured=f"{bound(M_err, PRINT['rounding'])}; {bound(flow_err, PRINT['rounding'])}",
+                    tolerance=f"{rounding_tol:.0e} (relative)", kind="independent")
 _ = verified.record("Sec. 3: lazy limits of M (I upstream, beta_hat beta_hat^T downstream) at rate delta^-2",
                     abs(slope_up + 2) < 0.05 and abs(slope_down + 2) < 0.05,
                     check="M(beta, delta) at |delta| = 1e1..1e6, |beta| = 1", measured=f"slopes {fixed(slope_up, 2)}, {fixed(slope_down, 2)}",
                     tolerance="0.05", kind="same code")
+glue("M_err", bound(max(M_err, flow_err), PRINT["rounding"]))
+glue("M_slopes", f"{fixed(slope_up, 2)} and {fixed(slope_down, 2)}")
 
 # %% [markdown]
-# ## Implicit bias (Thm 3.1, paper's Fig. 4)
+# (sec-grq-minimal-model-bias)=
+# ## 8. Implicit bias (Thm 3.1, paper's Fig. 4)
 #
 # When $X$ has a null space, many $\beta$ interpolate, and $\delta$ chooses among them. The key identity: for
 # $q$ with $q'(r) = \tfrac32\lVert w\rVert = \tfrac32\sqrt{(S - \delta)/2}$ ($r = \lVert\beta\rVert$), the Hessian of
@@ -1380,7 +1284,7 @@ for _ in range(40):
     delta_ = rng.uniform(-4, 4)
     ang = rng.uniform(0, 2 * np.pi)
     beta_ = rng.uniform(0.3, 2.0) * np.array([np.cos(ang), np.sin(ang)])  # |beta| in [0.3, 2]: FD truncation small
-    q_of = lambda v: float(RE.q_delta(np.linalg.norm(v), delta_))  # noqa: E731
+    q_of = lambda v: float(minimal_exact.q_delta(np.linalg.norm(v), delta_))  # noqa: E731
     H = (4 * fd_hessian(q_of, beta_, h=1e-3) - fd_hessian(q_of, beta_, h=2e-3)) / 3  # Richardson: error O(h^4)
     S_ = np.hypot(delta_, 2 * np.linalg.norm(beta_))
     a2 = (S_ + delta_) / 2
@@ -1389,11 +1293,18 @@ for _ in range(40):
     H_ref = 1.5 * np.sqrt(a2) * np.linalg.inv(M_)
     hess_err = max(hess_err, float(np.abs(H - H_ref).max() / np.abs(H_ref).max()))
 print(f"Hessian of q_delta(|beta|) vs (3/2)|a| M^-1, 40 random (beta, delta), |beta| in [0.3, 2]: max rel. error {bound(hess_err, PRINT['hess'])}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Thm 3.1 (key step): Hess q_delta(|beta|) = (3/2)|a| M^-1, with q_delta in closed form",
                     hess_err < 1e-6, check="finite-difference Hessian of the closed-form q at 40 random beta, |beta| in [0.3, 2], |delta| <= 4",
                     measured=bound(hess_err, PRINT["hess"]), tolerance="1e-6 (relative; Richardson-extrapolated finite differences, h 1e-3)",
                     kind="independent")
 
+# %% [markdown]
+# The Fig. 4 problem: one sample, its null-space direction $n$, the minimum-norm interpolant $\beta_p$, and the
+# derivative of $\Psi_\delta$ along the line of interpolants, written out here for the independent root search.
+
+# %%
 x_l = np.array(X_lowrank)
 b0_l = np.array(beta0_lowrank)
 X_l = x_l[None, :]
@@ -1409,30 +1320,19 @@ def dpsi_null(z, delta):
     r = np.linalg.norm(beta)
     return qp(r, delta) * (beta @ n_vec) / r - qp(np.linalg.norm(b0_l), delta) * (b0_l @ n_vec) / np.linalg.norm(b0_l)
 
+# %% [markdown]
+# The flows of the one-sample problem (the chapter's `neuron_flows` with $C = x x^\top$, $c = y x$, rtol $10^{-12}$)
+# to `T_limit` at each $\delta$, against `implicit_bias_limit` and the root search:
 
-t_lim = np.linspace(0.0, T_limit, 2001)
-
-
-def lowrank_flow(a0, w0):
-    """independent reference (do not replace with markovlib): the one-sample flow da/dt = -r x^T w, dw/dt = -r a x
-    with r = x^T (a w) - y (the loss r^2 / 2), scipy DOP853 at rtol 1e-12."""
-    def rhs(_, z):
-        r_ = x_l @ (z[0] * z[1:]) - y_lowrank
-        return np.concatenate([[-r_ * (x_l @ z[1:])], -r_ * z[0] * x_l])
-
-    sol = solve_ivp(rhs, (0.0, T_limit), np.concatenate([[a0], w0]), method="DOP853", t_eval=t_lim, rtol=1e-12,
-                    atol=1e-14)
-    assert sol.success, sol.message
-    return sol.y[0], sol.y[1:].T
-
-
+# %%
+inits_l = [init_from_product(b0_l, delta) for delta in deltas]
+a_l, W_l = neuron_flows(np.array([p[0] for p in inits_l]), np.array([p[1] for p in inits_l]), np.outer(x_l, x_l),
+                        y_lowrank * x_l, T_limit, 2001, rtol=1e-12)
 bias_err, root_err, converged, lowrank_runs = 0.0, 0.0, 0.0, {}
 print(f"{'delta':>6}{'flow limit':>22}{'argmin Psi':>22}{'|flow - argmin|':>17}{'|root - argmin|':>17}")
-for delta in deltas:
-    a0_, w0_ = init_from_product(b0_l, delta)
-    a_, w_ = lowrank_flow(a0_, w0_)
-    beta_t = a_[:, None] * w_
-    lim = RE.implicit_bias_limit(X_l, y_l, b0_l, delta)
+for j, delta in enumerate(deltas):
+    beta_t = (a_l[j][:, None] * W_l[j].T)
+    lim = minimal_exact.implicit_bias_limit(X_l, y_l, b0_l, delta)
     z = brentq(dpsi_null, -20.0, 20.0, args=(delta,), xtol=1e-14, rtol=1e-15)
     e_flow = float(np.abs(beta_t[-1] - lim).max())
     e_root = float(np.abs(beta_p + z * n_vec - lim).max())
@@ -1443,6 +1343,8 @@ for delta in deltas:
           f"{bound(e_flow, bias_tol):>17}{bound(e_root, 1e-10):>17}")
 print(f"flows settled: max |beta(T_limit) - beta(0.95 T_limit)| {bound(converged, 1e-8)}")
 max_implicit_bias_error = bias_err
+
+# %% tags=["hide-input"]
 _ = verified.record("Thm 3.1: flow limits = argmin Psi_delta on the interpolants (Fig. 4 problem)",
                     bias_err < bias_tol and converged < 1e-8,
                     check=f"the chapter's integration (DOP853, rtol 1e-12) to T = {T_limit:g} at the deltas vs implicit_bias_limit",
@@ -1450,11 +1352,16 @@ _ = verified.record("Thm 3.1: flow limits = argmin Psi_delta on the interpolants
 _ = verified.record("Thm 3.1: implicit_bias_limit = independent scalar root on the 1-D null space", root_err < 1e-10,
                     check="brentq on n . grad Psi_delta(beta_p + z n), q' written out", measured=bound(root_err, PRINT["root"]),
                     tolerance="1e-10", kind="independent")
+glue("bias_err", bound(bias_err, PRINT["bias"]))
 
-near = b0_l + (y_lowrank - x_l @ b0_l) * x_l / (x_l @ x_l)  # the interpolant closest to beta0
-along = y_lowrank / (x_l @ b0_l) * b0_l  # the interpolant in the direction of beta0
-lim_up = RE.implicit_bias_limit(X_l, y_l, b0_l, extreme_delta)
-lim_down = RE.implicit_bias_limit(X_l, y_l, b0_l, -extreme_delta)
+# %% [markdown]
+# The two asymptotic limits at $|\delta| =$ `extreme_delta` against their derived distances $C_\pm/\delta^2$
+# (`minimal_exact.asymptote_constants`), and a sweep of the limit along the null space over $\delta$:
+
+# %%
+asym_C_up, asym_C_down, near, along = minimal_exact.asymptote_constants(x_l, y_lowrank, b0_l)
+lim_up = minimal_exact.implicit_bias_limit(X_l, y_l, b0_l, extreme_delta)
+lim_down = minimal_exact.implicit_bias_limit(X_l, y_l, b0_l, -extreme_delta)
 up_gap, down_gap = float(np.abs(lim_up - near).max()), float(np.abs(lim_down - along).max())
 # the derived leading terms C_+- / delta^2 (validation cell, written out there) and the solver floor
 pred_up = asym_C_up * np.abs(n_vec).max() / extreme_delta**2
@@ -1465,7 +1372,7 @@ tol_down = 0.1 * pred_down + asymptote_tol * np.linalg.norm(along)
 glue("asym_C", f"C+ = {asym_C_up * np.abs(n_vec).max():.2g}, C- = {asym_C_down * np.abs(n_vec).max():.2g}")
 asym_ok = dev_up <= tol_up and dev_down <= tol_down
 sweep = np.concatenate([-np.logspace(3, -2, n_sweep // 2), [0.0], np.logspace(-2, 3, n_sweep // 2)])
-z_sweep = np.array([(RE.implicit_bias_limit(X_l, y_l, b0_l, d) - beta_p) @ n_vec for d in sweep])
+z_sweep = np.array([(minimal_exact.implicit_bias_limit(X_l, y_l, b0_l, d) - beta_p) @ n_vec for d in sweep])
 n_in_order = int(np.sum(np.diff(z_sweep) * np.sign((near - along) @ n_vec) >= -1e-12))
 monotone = n_in_order == z_sweep.size - 1
 print(f"delta = +{extreme_delta:g}: |limit - interpolant closest to beta0| minus C+/delta^2 ({pred_up:.2e}): "
@@ -1473,6 +1380,8 @@ print(f"delta = +{extreme_delta:g}: |limit - interpolant closest to beta0| minus
 print(f"delta = -{extreme_delta:g}: |limit - interpolant along beta0| minus C-/delta^2 ({pred_down:.2e}): "
       f"{bound(dev_down, 0.5 * tol_down)}")
 print(f"the limit moves monotonically along the null space from one to the other as delta grows: {yes_no(monotone)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Thm 3.1: limits interpolate from the beta0 direction (delta -> -inf) to the closest interpolant (delta -> +inf)",
                     asym_ok and monotone,
                     check=f"implicit_bias_limit at |delta| = {extreme_delta:g}: distance to the closed-form asymptotes against "
@@ -1486,15 +1395,13 @@ _ = verified.record("Thm 3.1: limits interpolate from the beta0 direction (delta
 # The figure is the paper's Fig. 4. Left: the whitened problem, $\beta(t) = a w$ from the flow (solid) and from the
 # exact solution (dashed): upstream runs nearly straight to $\beta^*$ (linear regression), downstream first shrinks
 # along $\beta_0$ and then sweeps round. Right: the one-sample problem, with the line of interpolants, the flows,
-# the predicted limits (black dots) and the two asymptotic limits. Bottom: the limit's coordinate along the null
+# the predicted limits (black dots) and the two asymptotic limits. Below: the limit's coordinate along the null
 # space against $\delta$.
 
 # %%
-fig = plt.figure(figsize=(14, 10), layout="constrained")
-gs = fig.add_gridspec(2, 2, height_ratios=[1.3, 1])
-ax_l, ax_r, ax_b = fig.add_subplot(gs[0, 0]), fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[1, :])
+fig, (ax_l, ax_r) = plt.subplots(1, 2, figsize=(14, 6.5), layout="constrained")
 for delta, run in paper_runs.items():
-    col = delta_colour(delta)
+    col = richlazy_drawings.delta_colour(delta, delta_scale)
     beta_f = run["a"][:, None] * run["w"]
     ax_l.plot(beta_f[:, 0], beta_f[:, 1], color=col, lw=3, label=f"$\\delta = {delta:g}$")
     ax_l.plot(beta_theory[delta][:, 0], beta_theory[delta][:, 1], "--", color="k", lw=1)
@@ -1509,7 +1416,7 @@ zz = np.linspace(-3.0, 3.0, 10) * np.linalg.norm(near - along)
 line = beta_p[None, :] + zz[:, None] * n_vec[None, :]
 ax_r.plot(line[:, 0], line[:, 1], color=plotting.GLOBAL, lw=4, alpha=0.5, label="interpolants $x^\\top\\beta = y$")
 for delta, (beta_t, lim) in lowrank_runs.items():
-    col = delta_colour(delta)
+    col = richlazy_drawings.delta_colour(delta, delta_scale)
     ax_r.plot(beta_t[:, 0], beta_t[:, 1], color=col, lw=3, label=f"$\\delta = {delta:g}$")
     ax_r.scatter(*lim, color="k", s=30, zorder=6)
 ax_r.plot(*np.stack([b0_l, near]).T, ":", color="k")
@@ -1526,21 +1433,27 @@ ax_r.set_title("one sample: flows and the limits of Thm 3.1 (black dots)")
 ax_r.set_xlabel("$\\beta_1$")
 ax_r.set_ylabel("$\\beta_2$")
 ax_r.legend(fontsize=8)
+fig.suptitle("Paper's Fig. 4: $\\delta$ shapes the trajectory (left) and the implicit bias (right)")
+plt.show()
+
+# %%
+fig, ax_b = plt.subplots(figsize=(14, 4.5), layout="constrained")
 ax_b.plot(np.sign(sweep) * np.log10(1 + np.abs(sweep)), z_sweep, color="k", label="argmin $\\Psi_\\delta$")
 for delta, (beta_t, lim) in lowrank_runs.items():
     ax_b.scatter(np.sign(delta) * np.log10(1 + abs(delta)), (beta_t[-1] - beta_p) @ n_vec,
-                 color=delta_colour(delta), s=60, edgecolor="k", zorder=5)
+                 color=richlazy_drawings.delta_colour(delta, delta_scale), s=60, edgecolor="k", zorder=5)
 ax_b.axhline((near - beta_p) @ n_vec, ls="--", color="k", lw=1, label="closest to $\\beta_0$ ($\\delta \\to +\\infty$)")
 ax_b.axhline((along - beta_p) @ n_vec, ls=":", color="k", lw=1, label="along $\\beta_0$ ($\\delta \\to -\\infty$)")
 ax_b.set_xlabel("$\\mathrm{sign}(\\delta)\\,\\log_{10}(1 + |\\delta|)$")
 ax_b.set_ylabel("limit along the null space, $n^\\top(\\beta_\\infty - \\beta_p)$")
 ax_b.legend(fontsize=8)
 ax_b.set_title("flow limits (dots) on the curve of Thm 3.1")
-fig.suptitle("Paper's Fig. 4: $\\delta$ shapes the trajectory (left) and the implicit bias (right, bottom)")
+fig.suptitle("Paper's Fig. 4 (bottom): the limit along the null space against $\\delta$")
 plt.show()
 
 # %% [markdown]
-# ## Explorer: $\delta$ and the angle between $\beta_0$ and $\beta^*$
+# (sec-grq-minimal-model-explorer)=
+# ## 9. Explorer: $\delta$ and the angle between $\beta_0$ and $\beta^*$
 #
 # Drag $\delta$ and the angle between $\beta_0$ and $\beta^*$ (the paper's whitened problem, $\lVert\beta_0\rVert =
 # \lVert\beta^*\rVert = 1$, the authors' initialization $a_0 > 0$, horizon $T$): left, the trajectory $(a, w_1, w_2)$ on
@@ -1561,7 +1474,7 @@ plt.show()
 # the downstream flows start next to the saddle, where the flow's error grows (it is checked below over the grid).
 
 # %%
-ui = widgets.explorer(lambda delta, angle: RD.draw_minimal(delta, angle, T=T),
+ui = widgets.explorer(lambda delta, angle: richlazy_drawings.draw_minimal(delta, angle, T=T),
                       delta=(-8.0, 8.0, 0.25, -2.0), angle=(0.0, 175.0, 5.0, 90.0))
 if ui is not None:
     display(ui)
@@ -1569,14 +1482,24 @@ if ui is not None:
 # sides of the zero-crossing threshold of every delta < 0), 640 x 400 pixels with a 48-colour palette.
 explorer_grid = {"delta": [-4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0], "angle": [30.0, 60.0, 90.0, 120.0, 150.0]}
 static = explorers.static_explorer(
-    lambda delta, angle, fig: RD.draw_minimal(delta, angle, fig=fig, T=T), explorer_grid, name="grq_minimal",
+    lambda delta, angle, fig: richlazy_drawings.draw_minimal(delta, angle, fig=fig, T=T), explorer_grid, name="grq_minimal",
     title="the minimal model: delta and the angle between beta_0 and beta*", initial={"delta": -2.0, "angle": 90.0},
     size=(640, 400), colors=48, progress=False,
     value=lambda out: (f"{out['sheet']}, {out['regime']}: ends on the {out['branch']} branch"
                        f"{' (a crosses 0)' if out['crossed'] else ''}; S(0, T) {fixed(out['S_T'], 2)}"))
 static.show()
 
+# %% [markdown]
+# Run this notebook in Jupyter to interact with the explorer: its sliders redraw the figure live over any
+# $\delta \in [-8, 8]$ and angle up to $175°$. In the rendered book the sliders under the figure move over the frames
+# precomputed by the same drawing function, and the line under them names the sheet, the regime, the branch where the
+# flow ends and $S(0, T)$.
 
+# %% [markdown]
+# Every frame is checked: the closed form against the flow, and the branch where the flow ends against the threshold
+# cosine of {eq}`grq-eq-cos-c`, written out here.
+
+# %%
 def cos_threshold(delta_, r0_=1.0, b_=1.0):
     """independent reference (do not replace with markovlib): cos_c(delta) of eq. grq-eq-cos-c, written out."""
     A = lambda d_, r_: (d_ + np.sqrt(d_**2 + 4 * r_**2)) / 2  # noqa: E731
@@ -1596,6 +1519,8 @@ glue("explorer_closest", fixed(closest, 3))
 print(f"{static.n_frames} frames; closed form vs flow (mu, phi, S, a): max {bound(gap_max, PRINT['exact'])}; "
       f"ends on the predicted branch in {n_branch}; a crosses 0 in {n_cross}; closest cosine to the threshold "
       f"{fixed(closest, 3)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("explorer: the closed form (App. A.2) = the flow in every frame", gap_max < exact_tol,
                     check=f"exact_parameters vs single_neuron_flow on the slider grid ({static.n_frames} frames, "
                           f"t in [0, {T:g}]): mu, phi, S(0, t), a",
@@ -1606,13 +1531,7 @@ _ = verified.record("explorer: the flow ends on the branch eq. grq-eq-cos-c pred
                     measured=f"{n_branch}/{static.n_frames} frames ({n_cross} cross a = 0)", tolerance="every frame",
                     kind="independent")
 
-# %% [markdown]
-# Run this notebook in Jupyter to interact with the explorer: its sliders redraw the figure live over any
-# $\delta \in [-8, 8]$ and angle up to $175°$. In the rendered book the sliders under the figure move over the frames
-# precomputed by the same drawing function, and the line under them names the sheet, the regime, the branch where the
-# flow ends and $S(0, T)$.
-
-# %%
+# %% tags=["hide-input"]
 _ = record_results({"max_delta_drift": max_delta_drift, "max_exact_vs_flow_error": max_exact_vs_flow_error,
                 "max_implicit_bias_error": max_implicit_bias_error, "max_rk4_delta_drift": drift_rk,
                 "upstream_S_end": upstream_S, "balanced_S_end": balanced_S, "downstream_S_end": down_end,

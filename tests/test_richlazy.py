@@ -79,7 +79,7 @@ def test_exact_random_cases_including_zero_crossings_of_a():
         beta_star = b * np.array([0.6, 0.8])
         X, y = _whitened(beta_star, seed=1)
         e = beta_star / b
-        a02, wn02 = RE._a2_wn2(abs(mu0), delta)
+        a02, wn02 = RE.orbit_squares(abs(mu0), delta)
         a0 = np.sign(mu0) * np.sqrt(a02)
         w0 = np.sqrt(wn02) * (phi0 * e + np.sqrt(1 - phi0**2) * np.array([-0.8, 0.6]))
         a, w = R.single_neuron_flow(a0, w0, X, y, t)

@@ -25,6 +25,17 @@ DELTA_MAX = 8.0  # |delta| of the explorer's range (the chapter's exact-solution
 ANGLE_MAX = 175.0  # degrees; at 180 (beta_0 antiparallel to beta*) the balanced flow starts on the saddle's surface
 
 
+def delta_colour(delta, scale):
+    """The book's colour of a delta (Figs. 2 to 4): brown downstream, teal upstream (darker for larger |delta| /
+    ``scale``, on matplotlib's BrBG map), black balanced."""
+    import matplotlib.pyplot as plt
+
+    scale = checks.positive_real("scale", scale)
+    if delta == 0:
+        return "k"
+    return plt.get_cmap("BrBG")(0.5 + np.sign(delta) * (0.2 + 0.3 * abs(delta) / scale))
+
+
 def sheet_name(delta) -> str:
     """The surface a^2 - ||w||^2 = delta (Fig. 2): "two sheets" (delta > 0), "double cone" (0), "one sheet" (< 0)."""
     return "two sheets" if delta > 0 else ("double cone" if delta == 0 else "one sheet")

@@ -20,14 +20,16 @@ from scipy.linalg import eigh
 
 from ..numerics import checks
 
-__all__ = ["vec", "unvec", "conserved_matrix", "neuron_deltas", "preconditioner", "preconditioner_from_beta",
+__all__ = ["check_network", "check_data", "flow_field",
+           "vec", "unvec", "conserved_matrix", "neuron_deltas", "preconditioner", "preconditioner_from_beta",
            "isotropic_preconditioner", "beta_gradient", "gradient_flow", "ntk", "isotropic_init", "init_with_deltas",
            "singular_value_rates", "hyperbolic_entropy", "hyperbolic_entropy_grad", "deep_balanced_preconditioner",
            "deep_rich_bias"]
 
 
 # ---------------------------------------------------------------------------------------------- validation
-def _net(A, W):
+def check_network(A, W):
+    """(A, W) as finite float matrices, A c x h and W h x d sharing h; ValueError naming the bad one."""
     A = checks.finite_array("A", A, 2)
     W = checks.finite_array("W", W, 2)
     if A.shape[1] != W.shape[0]:
@@ -35,7 +37,8 @@ def _net(A, W):
     return A, W
 
 
-def _data(X, Y, d, c):
+def check_data(X, Y, d, c):
+    """(X, Y) as finite float matrices, X n x d and Y n x c; ValueError naming the bad one."""
     X = checks.finite_array("X", X, 2)
     Y = checks.finite_array("Y", Y, 2)
     if X.shape[1] != d or Y.shape != (X.shape[0], c):
@@ -58,14 +61,14 @@ def conserved_matrix(A, W, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     """The h x h matrix eta_w A^T A - eta_a W W^T, conserved by gradient flow (Sec. 4; the GL(h) symmetry
     (A, W) -> (A G^{-1}, G W))."""
     eta_a, eta_w = checks.positive_real("eta_a", eta_a), checks.positive_real("eta_w", eta_w)
-    A, W = _net(A, W)
+    A, W = check_network(A, W)
     return eta_w * A.T @ A - eta_a * W @ W.T
 
 
 def neuron_deltas(A, W, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     """delta_k = eta_w ||a_k||^2 - eta_a ||w_k||^2, the diagonal of :func:`conserved_matrix` (Sec. 4)."""
     eta_a, eta_w = checks.positive_real("eta_a", eta_a), checks.positive_real("eta_w", eta_w)
-    A, W = _net(A, W)
+    A, W = check_network(A, W)
     return eta_w * np.sum(A**2, axis=0) - eta_a * np.sum(W**2, axis=1)
 
 
@@ -74,7 +77,7 @@ def preconditioner(A, W, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     """M = sum_k eta_a (w_k w_k^T kron I_c) + eta_w (I_d kron a_k a_k^T) = eta_a W^T W kron I_c +
     eta_w I_d kron A A^T (Thm 4.1, Eq. 7), a (d c) x (d c) matrix in the column-stacking vec convention."""
     eta_a, eta_w = checks.positive_real("eta_a", eta_a), checks.positive_real("eta_w", eta_w)
-    A, W = _net(A, W)
+    A, W = check_network(A, W)
     c, d = A.shape[0], W.shape[1]
     return eta_a * np.kron(W.T @ W, np.eye(c)) + eta_w * np.kron(np.eye(d), A @ A.T)
 
@@ -137,11 +140,11 @@ def isotropic_preconditioner(beta, delta, eta_a=1.0, eta_w=1.0) -> np.ndarray:
 def beta_gradient(X, Y, beta) -> np.ndarray:
     """dL/dbeta = (X beta^T - Y)^T X / n (c x d) for L = ||X beta^T - Y||_F^2 / (2n)."""
     beta = checks.finite_array("beta", beta, 2)
-    X, Y = _data(X, Y, beta.shape[1], beta.shape[0])
+    X, Y = check_data(X, Y, beta.shape[1], beta.shape[0])
     return (X @ beta.T - Y).T @ X / X.shape[0]
 
 
-def _flow_field(XtX, YtX, c, h, d, eta_a, eta_w):
+def flow_field(XtX, YtX, c, h, d, eta_a, eta_w):
     """The flow's vector field on z = (vec A, vec W): dA/dt = -eta_a G W^T, dW/dt = -eta_w A^T G with
     G = A W X^T X / n - Y^T X / n (Sec. 4), for solve_ivp."""
     def rhs(_, z):
@@ -156,9 +159,9 @@ def gradient_flow(A0, W0, X, Y, t, eta_a=1.0, eta_w=1.0, rtol=1e-12, atol=1e-12)
     """(A(t), W(t)) at the times t (shapes (len(t), c, h), (len(t), h, d)) under dA/dt = -eta_a G W^T,
     dW/dt = -eta_w A^T G, G = dL/dbeta, integrated by scipy's DOP853 at tolerances rtol, atol."""
     eta_a, eta_w = checks.positive_real("eta_a", eta_a), checks.positive_real("eta_w", eta_w)
-    A0, W0 = _net(A0, W0)
+    A0, W0 = check_network(A0, W0)
     (c, h), d = A0.shape, W0.shape[1]
-    X, Y = _data(X, Y, d, c)
+    X, Y = check_data(X, Y, d, c)
     t = checks.finite_array("t", t, 1)
     if t.size == 0 or t[0] < 0 or np.any(np.diff(t) <= 0):
         raise ValueError("t must be a non-empty increasing array of times >= 0")
@@ -168,7 +171,7 @@ def gradient_flow(A0, W0, X, Y, t, eta_a=1.0, eta_w=1.0, rtol=1e-12, atol=1e-12)
     n = X.shape[0]
     XtX, YtX = X.T @ X / n, Y.T @ X / n
 
-    rhs = _flow_field(XtX, YtX, c, h, d, eta_a, eta_w)
+    rhs = flow_field(XtX, YtX, c, h, d, eta_a, eta_w)
     z0 = np.concatenate([A0.ravel(), W0.ravel()])
     sol = solve_ivp(rhs, (0.0, float(t[-1])), z0, method="DOP853", t_eval=t, rtol=rtol, atol=atol)
     if not sol.success:  # pragma: no cover - DOP853 on a polynomial vector field
@@ -181,7 +184,7 @@ def ntk(X, A, W, eta_a=1.0, eta_w=1.0) -> np.ndarray:
     """K = (X kron I_c) M (X kron I_c)^T = eta_a (X W^T W X^T) kron I_c + eta_w (X X^T) kron (A A^T), the (n c) x
     (n c) NTK matrix over (sample, output) pairs, sample-major."""
     eta_a, eta_w = checks.positive_real("eta_a", eta_a), checks.positive_real("eta_w", eta_w)
-    A, W = _net(A, W)
+    A, W = check_network(A, W)
     X = checks.finite_array("X", X, 2)
     if X.shape[1] != W.shape[1]:
         raise ValueError(f"X must have d = {W.shape[1]} columns, got shape {X.shape}")

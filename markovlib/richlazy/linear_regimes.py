@@ -20,7 +20,7 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import eigh, expm, lstsq
 
 from ..numerics import checks
-from .linear_networks import _data, _flow_field, _net
+from .linear_networks import check_data, check_network, flow_field
 
 __all__ = ["flow_to_fit", "riccati_nu", "riccati_linearized", "scalar_riccati", "shared_eigenspace_init",
            "single_neuron_time"]
@@ -44,9 +44,9 @@ def flow_to_fit(A0, W0, X, Y, eps, t_max, eta_a=1.0, eta_w=1.0, rtol=1e-10, atol
     after the lazy phase the fast modes (rate ~|delta|) have decayed and the slow turn of a layer takes a time
     ~|delta|, a stiff problem on which DOP853 needs some 30 times more evaluations."""
     eta_a, eta_w = checks.positive_real("eta_a", eta_a), checks.positive_real("eta_w", eta_w)
-    A0, W0 = _net(A0, W0)
+    A0, W0 = check_network(A0, W0)
     (c, h), d = A0.shape, W0.shape[1]
-    X, Y = _data(X, Y, d, c)
+    X, Y = check_data(X, Y, d, c)
     eps = _tol("eps", eps)
     t_max = checks.positive_real("t_max", t_max)
     rtol, atol = _tol("rtol", rtol), _tol("atol", atol)
@@ -58,7 +58,7 @@ def flow_to_fit(A0, W0, X, Y, eps, t_max, eta_a=1.0, eta_w=1.0, rtol=1e-10, atol
     def loss(z):
         return np.sum((X @ (z[: c * h].reshape(c, h) @ z[c * h:].reshape(h, d)).T - Y) ** 2) / (2 * n)
 
-    rhs = _flow_field(XtX, YtX, c, h, d, eta_a, eta_w)
+    rhs = flow_field(XtX, YtX, c, h, d, eta_a, eta_w)
     z0 = np.concatenate([A0.ravel(), W0.ravel()])
     target = L_min + eps * (loss(z0) - L_min)
 
@@ -81,7 +81,7 @@ def flow_to_fit(A0, W0, X, Y, eps, t_max, eta_a=1.0, eta_w=1.0, rtol=1e-10, atol
 def riccati_nu(A, W, beta_star) -> np.ndarray:
     """nu = A_p^{-1} W beta*_p = A^{-T} W beta*^T (c x c) of App. B.1.1 (needs h = c and A invertible; beta* is
     c x d in this module's convention)."""
-    A, W = _net(A, W)
+    A, W = check_network(A, W)
     beta_star = checks.finite_array("beta_star", beta_star, 2)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"App. B.1.1 needs c = h (A square), got A of shape {A.shape}")

@@ -21,8 +21,11 @@ import numpy as np
 from ..numerics import checks
 
 
-def _a2_wn2(r, delta):
-    """a^2 = (S + delta)/2 and ||w||^2 = (S - delta)/2 for ||beta|| = r, S = sqrt(delta^2 + 4 r^2), stably."""
+def orbit_squares(r, delta):
+    """(a^2, ||w||^2) on the rescaling orbit with ||beta|| = ||a w|| = r and conserved delta = a^2 - ||w||^2
+    (eta_a = eta_w = 1, Sec. 3): a^2 = (S + delta)/2, ||w||^2 = (S - delta)/2, S = sqrt(delta^2 + 4 r^2), each
+    computed without cancellation (the smaller one as 2 r^2 / (larger)). Arrays broadcast; no validation (an
+    inner formula of the module's public functions)."""
     r = np.asarray(r, dtype=float)
     delta = np.asarray(delta, dtype=float)
     S = np.hypot(delta, 2 * r)
@@ -56,7 +59,7 @@ def exact_parameters(t, delta, beta_star_norm, mu0, phi0):
     phi0 = _scalar("phi0", phi0)
     if not -1.0 <= phi0 <= 1.0:
         raise ValueError(f"phi0 is a cosine and must lie in [-1, 1], got {phi0!r}")
-    a02, wn02 = _a2_wn2(abs(mu0), delta)
+    a02, wn02 = orbit_squares(abs(mu0), delta)
     a0 = (1.0 if mu0 >= 0 else -1.0) * float(np.sqrt(a02))
     wn0 = float(np.sqrt(wn02))
     u0, s0 = phi0 * wn0, wn0 * float(np.sqrt((1 - phi0) * (1 + phi0)))
@@ -109,7 +112,7 @@ def q_delta(r, delta):
     if np.any(r < 0):
         raise ValueError("r must be >= 0 (a norm)")
     delta = _scalar("delta", delta)
-    a2, wn2 = _a2_wn2(r, delta)
+    a2, wn2 = orbit_squares(r, delta)
     absa = np.sqrt(a2)
     if delta > 0:
         sd = np.sqrt(delta)
@@ -120,7 +123,7 @@ def q_delta(r, delta):
 
 def q_delta_prime(r, delta):
     """q_delta'(r) = (3/2) sqrt(sqrt(r^2 + delta^2/4) - delta/2) = (3/2) ||w|| (Thm 3.1)."""
-    return 1.5 * np.sqrt(_a2_wn2(np.asarray(r, dtype=float), float(delta))[1])
+    return 1.5 * np.sqrt(orbit_squares(np.asarray(r, dtype=float), float(delta))[1])
 
 
 def psi_delta(beta, beta0, delta):
@@ -148,7 +151,7 @@ def _grad_hess(beta, beta0, delta):
     d = beta.size
     if r == 0:
         return -lin, np.eye(d)
-    a2, wn2 = _a2_wn2(r, delta)
+    a2, wn2 = orbit_squares(r, delta)
     bh = beta / r
     qp = 1.5 * np.sqrt(wn2)
     qpp = 1.5 * np.sqrt(a2) / np.hypot(delta, 2 * r)  # q'' = (3/2)|a| / S
@@ -265,8 +268,8 @@ def crossing_cosine(delta, beta0_norm, beta_star_norm):
                          f"{beta_star_norm!r}")
     if np.any(np.abs(delta) > 1e150):
         raise ValueError("delta must have size at most 1e150")
-    a2_0 = _a2_wn2(r0, delta)[0]  # A(delta, r0)
-    a2_b = _a2_wn2(b, delta)[0]  # A(delta, b)
+    a2_0 = orbit_squares(r0, delta)[0]  # A(delta, r0)
+    a2_b = orbit_squares(b, delta)[0]  # A(delta, b)
     return -(a2_0 / r0) * (a2_b / b)
 
 
@@ -291,3 +294,27 @@ def separating_surface(delta, tau, beta_star_norm):
     r = np.sqrt(2 * b * (2 * b + S) / ((1 - zeta) * (2 * b + S + delta)))
     a = r * np.sinh(tau)
     return a, zeta * a, np.sqrt(-delta) * np.cosh(tau)
+
+
+def asymptote_constants(x, y, beta0):
+    """The one-sample problem x^T beta = y (d = 2) from beta0: (C_up, C_down, near, along) with ``near`` the
+    interpolant closest to beta0 (the limit of Thm 3.1 as delta -> +inf), ``along`` = (y / x^T beta0) beta0 (the
+    limit as delta -> -inf, needs y x^T beta0 > 0), and C_+- the constants of their distances C_+- / delta^2 along
+    the unit normal n of x (the book's expansion of q_delta' in 1/delta^2, chapter grq_minimal_model):
+    C_up = |n^T beta0| | ||near||^2 - ||beta0||^2 | / 2 and
+    C_down = ||along|| |n^T beta0_hat| | ||along||^2 - ||beta0||^2 | / (2 cos^2(x, beta0))."""
+    x = checks.finite_array("x", x, ndim=1)
+    beta0 = checks.finite_array("beta0", beta0, ndim=1)
+    y = _scalar("y", y)
+    if x.shape != (2,) or beta0.shape != (2,) or not np.any(x) or not np.any(beta0):
+        raise ValueError(f"x and beta0 must be nonzero vectors of length 2, got {x!r} and {beta0!r}")
+    if not y * float(x @ beta0) > 0:
+        raise ValueError(f"y x^T beta0 must be > 0 (the interpolant along beta0 exists), got {y * float(x @ beta0)!r}")
+    n = np.array([-x[1], x[0]]) / np.linalg.norm(x)
+    near = beta0 + (y - x @ beta0) * x / (x @ x)
+    along = y / (x @ beta0) * beta0
+    cos_x = (x @ beta0) / (np.linalg.norm(x) * np.linalg.norm(beta0))
+    C_up = abs(n @ beta0) * abs(near @ near - beta0 @ beta0) / 2
+    C_down = np.linalg.norm(along) * abs(n @ beta0) / np.linalg.norm(beta0) * abs(along @ along - beta0 @ beta0) / (
+        2 * cos_x**2)
+    return float(C_up), float(C_down), near, along

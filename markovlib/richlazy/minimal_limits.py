@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..numerics import checks
-from .minimal_exact import _a2_wn2, basin_margin
+from .minimal_exact import basin_margin, orbit_squares
 
 _RTOL, _ATOL = 1e-10, 1e-13  # the integration that settles the sign of a (DOP853)
 
@@ -84,7 +84,7 @@ def init_from_product(beta0, delta, sign=1.0):
         raise ValueError(f"delta must be a scalar, got shape {delta.shape}")
     if sign not in (1, -1):
         raise ValueError(f"sign must be +1 or -1, got {sign!r}")
-    a2, _ = _a2_wn2(float(np.linalg.norm(beta0)), float(delta.reshape(())))
+    a2, _ = orbit_squares(float(np.linalg.norm(beta0)), float(delta.reshape(())))
     if not a2 > 0:
         raise ValueError(f"beta0 is too small for delta = {float(delta.reshape(()))!r}: a0^2 underflows to 0")
     a0 = float(sign) * float(np.sqrt(a2))
@@ -199,5 +199,5 @@ def flow_limit(X, y, a0, w0, delta=None, *, eta_a=1.0, eta_w=1.0):
         return np.zeros(X.shape[1])
     w_N = w0 - P_R @ w0
     delta_R = a0**2 - float((P_R @ w0) @ (P_R @ w0))
-    a2, _ = _a2_wn2(np.linalg.norm(beta_ls), delta_R)
+    a2, _ = orbit_squares(np.linalg.norm(beta_ls), delta_R)
     return k * (beta_ls + sigma * float(np.sqrt(a2)) * w_N)

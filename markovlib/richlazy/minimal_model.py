@@ -13,7 +13,7 @@ from ..numerics import checks
 
 # the closed forms (App. A.2, Thm 3.1) live in minimal_exact
 from .minimal_exact import (
-    _a2_wn2,
+    orbit_squares,
 )
 
 
@@ -141,7 +141,34 @@ def function_space_M(beta, delta):
         if delta < 0:
             raise ValueError("beta must be nonzero when delta < 0 (M then depends on the direction of w)")
         return max(delta, 0.0) * np.eye(d)
-    a2, wn2 = _a2_wn2(r, delta)
+    a2, wn2 = orbit_squares(r, delta)
     bh = beta / r
     return a2 * np.eye(d) + wn2 * np.outer(bh, bh)
 
+
+
+def mdot_terms(a, w, delta, C, c):
+    """The two terms of the kernel's own dynamics dM/dt (App. A.3.1, the book's eq. grq-eq-mdot; eta_a = eta_w = 1)
+    at (a, w) on the loss with gradient g = C beta - c (C = X^T X / n, c = X^T y / n):
+    (norm term, direction term) = ((2 r / kappa) (I + bh bh^T) dr/dt, ((kappa - delta) / 2) d(bh bh^T)/dt) with
+    beta = a w, r = ||beta||, bh = beta / r, kappa = sqrt(delta^2 + 4 r^2), beta' = a' w + a w' from
+    a' = -w^T g, w' = -a g. Their sum is dM/dt for M = a^2 I + w w^T. Needs beta != 0."""
+    a = float(checks.finite_array("a", a))
+    w = checks.finite_array("w", w, ndim=1)
+    delta = float(checks.finite_array("delta", delta))
+    C, c = checks.finite_array("C", C, ndim=2), checks.finite_array("c", c, ndim=1)
+    if C.shape != (w.size, w.size) or c.shape != w.shape:
+        raise ValueError(f"C must be d x d and c of length d = {w.size}, got shapes {C.shape} and {c.shape}")
+    beta = a * w
+    r = float(np.linalg.norm(beta))
+    if r == 0:
+        raise ValueError("a w must be nonzero (the direction of beta is undefined at beta = 0)")
+    g = C @ beta - c
+    a_dot, w_dot = -(w @ g), -a * g
+    beta_dot = a_dot * w + a * w_dot
+    bh = beta / r
+    kap = np.hypot(delta, 2 * r)
+    dr = bh @ beta_dot
+    dbh = (beta_dot - bh * dr) / r
+    return (2 * r / kap * (np.eye(w.size) + np.outer(bh, bh)) * dr,
+            (kap - delta) / 2 * (np.outer(dbh, bh) + np.outer(bh, dbh)))
