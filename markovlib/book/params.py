@@ -12,6 +12,7 @@ raises ``ValueError`` naming the parameter and the allowed range, before any wor
 from __future__ import annotations
 
 import math
+import re
 import numbers
 
 from ..numerics import checks
@@ -269,7 +270,7 @@ class Declared:
             out[name] = rule.check(name, namespace[name], out)
         for text, test, why in self.require:
             if not test(out):
-                names = [n for n in self.rules if n in text]
+                names = [n for n in self.rules if re.search(rf"(?<![\w.]){re.escape(n)}(?![\w(])", text)]
                 got = ", ".join(f"{n} = {out[n]!r}" for n in names)
                 raise ValueError(f"{text} is required ({why}); got {got}")
         self.values = out
