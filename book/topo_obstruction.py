@@ -44,7 +44,7 @@
 # ReLU neurons without biases, MSE, gradient descent with step `toy_lr` (the paper's 0.01), weights
 # $\mathcal U(-\sqrt2, \sqrt2)$ with positive output weights, rescaled ({prf:ref}`topo-prop-4`) onto
 # $c = (-|c|, -|c|)$ (obstructed) or $(-|c|, +|c|)$ (unobstructed), $|c|$ = `c_toy` (the paper's 0.1),
-# `toy_seeds` seeds per arm. Below $|c_k| = 0.05$ or above $h = 0.01$ the drift of gradient descent (proportional
+# {glue:text}`to_seeds` seeds per arm (`toy_seeds`). Below $|c_k| = 0.05$ or above $h = 0.01$ the drift of gradient descent (proportional
 # to $h$; here at most {glue:text}`to_drift_abs` in absolute terms) would no longer be small against $|c_k|$, and a
 # balance could change sign, which Prop. 3 does not cover. App. F's grid: $d$ in `mc_dims`, $l$ in `mc_widths`,
 # `n_mc` draws per cell, both schemes.
