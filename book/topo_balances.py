@@ -155,7 +155,7 @@ for d, s in networks:
     perm = r_.permutation(width)
     f1 = np.maximum(X @ (W1 * sc[:, None])[perm].T, 0) @ (a / sc)[perm]
     sym_err = max(sym_err, np.abs(f1 - f0).max() / np.abs(f0).max())
-    # Independent reference (do not replace with markovlib): torch autograd of the same MSE
+    # Independent reference: torch autograd of the same MSE (do not replace with markovlib)
     t1, ta = torch.tensor(W1, requires_grad=True), torch.tensor(a, requires_grad=True)
     L = 0.5 * ((torch.relu(torch.tensor(X) @ t1.T) @ ta - torch.tensor(y)) ** 2).mean()
     g1, ga = (g.numpy() for g in torch.autograd.grad(L, (t1, ta)))

@@ -196,7 +196,7 @@ _ = glue("tbc_benign_share", fixed(np.mean(y_te == 1), 3))
 # $(l + 1) \times$ `n_inits` networks per width.
 
 # %%
-# Independent reference (do not replace with markovlib): torch autograd on the same BCE
+# Independent reference: torch autograd on the same BCE (do not replace with markovlib)
 W1c, ac, _ = breast_cancer.initial_weights(4, [0, 2, 4], [0], seed, d, c_abs)
 Lc, g1c, gac = shallow_relu.loss_grad(W1c[:, 0], ac[:, 0], X_tr, y_tr, "bce")
 grad_err = 0.0
@@ -213,7 +213,7 @@ print("BCE and its gradient vs torch autograd (3 networks, the training split):"
 # And a short gradient-descent run against torch's own SGD loop:
 
 # %%
-# Independent reference (do not replace with markovlib): torch's SGD loop on the same BCE
+# Independent reference: torch's SGD loop on the same BCE (do not replace with markovlib)
 n_check = 100
 t1, ta = torch.tensor(W1c[1, 0], requires_grad=True), torch.tensor(ac[1, 0], requires_grad=True)
 opt = torch.optim.SGD([t1, ta], lr=lr)

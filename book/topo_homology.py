@@ -511,7 +511,7 @@ _ = verified.record("Thm 1: b2 = 1 for the torus case (d = 2, e = 1, two c_k > 0
 # with torch autograd.
 
 # %%
-# Independent reference (do not replace with markovlib): torch autograd of the same loss
+# Independent reference: torch autograd of the same loss (do not replace with markovlib)
 g_rng = np.random.default_rng(seed + 1)
 Xg, W1g, ag = g_rng.normal(size=(50, 3)), g_rng.normal(size=(width, 3)), g_rng.normal(size=width)
 yg = components.prop3_teacher(Xg)

@@ -143,7 +143,7 @@ print(f"0.5 mean F^2 on the sample: {fixed(bound_712, 2)} (expectation 7/12 = {f
 # (the paper's draw, rescaled onto $c$; with `active=True` the second neuron's input weights are made nonnegative).
 
 # %%
-# Independent reference (do not replace with markovlib): 50 steps of a torch loop on the same MSE
+# Independent reference: 50 steps of a torch loop on the same MSE (do not replace with markovlib)
 W1c, ac = toy.toy_draw(seed, 0, [-c_toy, c_toy], active=True)
 t1, ta = torch.tensor(W1c, requires_grad=True), torch.tensor(ac, requires_grad=True)
 tX, tF = torch.tensor(X), torch.tensor(F)
@@ -361,6 +361,7 @@ plt.show()
 # Gaussian weights of each cell (an independent reference) and counts the draws with a pathological neuron.
 
 # %%
+# Independent reference: Monte Carlo draws of the Gaussian weights (no markovlib on this route)
 mc_rng = np.random.default_rng(seed + 1)
 n_cells = 2 * len(mc_dims) * len(mc_widths)
 z_mc = float(norm.ppf(1 - mc_alpha / (2 * n_cells)))
