@@ -27,21 +27,21 @@
 #
 # 1. With biases the conserved balance is $\lVert w_k\rVert^2 + b_k^2 - \lVert a_k\rVert^2$: along gradient descent it
 #    drifts only at {glue:text}`bias_drift`, the one without the bias changes by {glue:text}`nobias_change`
-#    ([App. E](#sec-topo-br-bias)).
+#    ([App. E](#sec-topo-beyond-remarks-bias)).
 # 2. Prop. 6 and Cor. 4, $P = (1 + x^{d})^{l_+}(1 + x^{e-1})^{l_-}$: persistent homology of samples agrees in
 #    {glue:text}`ph_cases` cases; at $d = 1$ the bias joins the components: {glue:text}`d1_contrast`
-#    ([App. E](#sec-topo-br-bias-topology)).
+#    ([App. E](#sec-topo-beyond-remarks-bias-topology)).
 # 3. App. F's closed forms at $d = 1, 2$ match to {glue:text}`closed_err`, and its large-width limits hold (Kaiming
-#    $d = 2$: $l(1 - 1/e - P) \to 1/e$, measured {glue:text}`kd2_limit`) ([App. F](#sec-topo-br-width)).
+#    $d = 2$: $l(1 - 1/e - P) \to 1/e$, measured {glue:text}`kd2_limit`) ([App. F](#sec-topo-beyond-remarks-width)).
 # 4. Sec. 7's "decreases rapidly with width" fails for Kaiming at {glue:text}`k_rise_dims` and Xavier at
 #    {glue:text}`x_rise_dims`; Xavier at $d = 10$ rises from {glue:text}`x10_l1` to {glue:text}`x10_l100`; Monte Carlo
-#    agrees in {glue:text}`mc_inside` cells ([the width](#sec-topo-br-width-map)).
+#    agrees in {glue:text}`mc_inside` cells ([the width](#sec-topo-beyond-remarks-width-map)).
 # 5. With several outputs a pathological $a_1$ crosses zero in {glue:text}`g_cross` flows (other outputs carry at
 #    least {glue:text}`g_rest` of $-c$); with one output the same draws keep the sign in {glue:text}`g_keep`
-#    ([App. G](#sec-topo-br-outputs)).
+#    ([App. G](#sec-topo-beyond-remarks-outputs)).
 
 # %% [markdown]
-# (sec-topo-br-params)=
+# (sec-topo-beyond-remarks-params)=
 # ## Parameters
 #
 # App. E: the `bias_cases` (the spheres of {prf:ref}`topo-prop-5` of total dimension at most 2, where 300 landmarks
@@ -164,7 +164,7 @@ print("Prop. 6 (biases) for d = 1, e = 1, c = (+1, +1, -1):", invariant_set.poin
       "; without biases:", invariant_set.poincare_polynomial(1, 1, [1.0, 1.0, -1.0]))
 
 # %% [markdown]
-# (sec-topo-br-bias)=
+# (sec-topo-beyond-remarks-bias)=
 # ## App. E: biases
 #
 # With biases the network is $f(x) = W_2\,\sigma(W_1 x + b_1) + b_2$, with $b_1 \in \mathbb R^l$ (entry $b_k$ for
@@ -301,7 +301,7 @@ _ = glue("bias_drift", f"first order in the step (drift {fixed(bias_drift, 4)} a
 _ = glue("nobias_change", fixed(nobias_change4, 1))
 
 # %% [markdown]
-# (sec-topo-br-bias-topology)=
+# (sec-topo-beyond-remarks-bias-topology)=
 # **The topology, checked.** The samples use only the defining equations. For each neuron, random points of a
 # ball in $\mathbb R^{d+1}\times\mathbb R^e$ (with the bias) or $\mathbb R^{d}\times\mathbb R^e$ (without) are moved
 # onto the quadric $\lVert\tilde w\rVert^2 - \lVert a\rVert^2 = c_k$ by Newton steps along the gradient of the
@@ -455,7 +455,7 @@ fig.suptitle(f"One neuron with one input and one output, |c| = {c_abs}: the bias
 plt.show()
 
 # %% [markdown]
-# (sec-topo-br-width)=
+# (sec-topo-beyond-remarks-width)=
 # ## Sec. 7 against App. F: the obstruction probability and the width
 #
 # App. F draws the weights i.i.d., $W_1 \sim \mathcal N(0, \sigma_w^2)$ and $W_2 \sim \mathcal N(0, \sigma_a^2)$,
@@ -631,7 +631,7 @@ _ = glue("x10_l100", fixed(x10[99], 2))
 _ = glue("x_half", half_text)
 
 # %% [markdown]
-# (sec-topo-br-width-map)=
+# (sec-topo-beyond-remarks-width-map)=
 # **Where does the probability fall with width?** For every $d \le$ `map_dims` and every width $l \le$ `l_grid_max`,
 # the cell below asks whether $P(l + 1) < P(l)$. It uses $\log(1 - P) = l\log(1 - p)$ with $p$ from scipy's F
 # distribution, so that the comparison still works where $P$ rounds to 1. Beyond `l_grid_max` the limits above take
@@ -854,7 +854,7 @@ _ = verified.record("explorer: every frame shows App. F's probability (Kaiming a
 # under them gives the two probabilities at the chosen $(d, l)$.
 
 # %% [markdown]
-# (sec-topo-br-outputs)=
+# (sec-topo-beyond-remarks-outputs)=
 # ## App. G for several outputs
 #
 # App. G explains {prf:ref}`topo-prop-3`: with one output, a pathological neuron has

@@ -27,20 +27,20 @@
 # ## What this chapter shows
 #
 # 1. No pathological output weight changes sign along any run (Prop. 3); the largest relative balance drift is
-#    {glue:text}`tbc_drift` ([the claims](#sec-topo-bc-claims)).
+#    {glue:text}`tbc_drift` ([the claims](#sec-topo-breast-cancer-claims)).
 # 2. At $n_+ = 0$ the test BCE stays at or above $\frac{n_0}{n}\log 2$ = {glue:text}`tbc_floor` in every run
-#    ([the floor](#sec-topo-bc-protocol)).
+#    ([the floor](#sec-topo-breast-cancer-protocol)).
 # 3. (b) The test BCE falls as $n_+$ grows: the slope is negative in {glue:text}`tbc_b_count` initializations, and
-#    in the stored run its bootstrap interval lies below 0 at every width ([the claims](#sec-topo-bc-claims),
-#    [stored run](#sec-topo-bc-stored)).
+#    in the stored run its bootstrap interval lies below 0 at every width ([the claims](#sec-topo-breast-cancer-claims),
+#    [stored run](#sec-topo-breast-cancer-stored)).
 # 4. (c) A decreasing fit on the number $n_+$ leaves less residual than on the fraction $n_+/l$ in the stored run
-#    (here in {glue:text}`tbc_c_boot` of bootstrap resamples) ([stored run](#sec-topo-bc-stored)).
+#    (here in {glue:text}`tbc_c_boot` of bootstrap resamples) ([stored run](#sec-topo-breast-cancer-stored)).
 # 5. The stored loss gain, from {glue:text}`tbc_s_bce0` to {glue:text}`tbc_s_bcel`, is not an accuracy gain:
-#    {glue:text}`tbc_s_acc0` at $n_+ = 0$, {glue:text}`tbc_s_accl` at $n_+ = l$ ([stored run](#sec-topo-bc-stored)).
-# 6. A slice of the stored paper-scale run re-executes to rounding ([stored run](#sec-topo-bc-stored)).
+#    {glue:text}`tbc_s_acc0` at $n_+ = 0$, {glue:text}`tbc_s_accl` at $n_+ = l$ ([stored run](#sec-topo-breast-cancer-stored)).
+# 6. A slice of the stored paper-scale run re-executes to rounding ([stored run](#sec-topo-breast-cancer-stored)).
 
 # %% [markdown]
-# (sec-topo-bc-params)=
+# (sec-topo-breast-cancer-params)=
 # ## Protocol and parameters
 #
 # The paper gives no split, optimizer, step count or balance, so this chapter fixes its own protocol:
@@ -161,7 +161,7 @@ _ = glue("tbc_floor", fixed(floor_te, 4))
 _ = glue("tbc_benign_share", fixed(np.mean(y_te == 1), 3))
 
 # %% [markdown]
-# (sec-topo-bc-protocol)=
+# (sec-topo-breast-cancer-protocol)=
 # ## The floor of the obstructed networks
 #
 # ```{prf:remark} The floor of the obstructed networks
@@ -253,7 +253,7 @@ print(f"{len(rows)} runs: widths {widths}, every n_plus = 0..l, {n_inits} initia
       f"{steps} GD steps of {lr}")
 
 # %% [markdown]
-# (sec-topo-bc-claims)=
+# (sec-topo-breast-cancer-claims)=
 # ## The claims on the re-executed runs
 #
 # The statistics, shared by the re-executed runs here and by the stored paper-scale runs below: the cell
@@ -346,7 +346,7 @@ _ = verified.record_count("(b) test BCE falls with n_plus (per initialization, a
 
 
 # %% [markdown]
-# (sec-topo-bc-stored)=
+# (sec-topo-breast-cancer-stored)=
 # ## The stored paper-scale run
 #
 # `tools/run_breast_cancer.py` executes this chapter once through papermill with 100 initializations per cell
