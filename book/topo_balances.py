@@ -17,33 +17,36 @@
 # %% [markdown]
 # # Symmetries and a conserved balance per neuron
 #
-# A shallow ReLU network $f(x) = W_2\,\sigma(W_1 x)$ has two groups of symmetries that leave its function
-# unchanged: rescaling a hidden neuron, $(w_k, a_k)\mapsto(s w_k, a_k/s)$ with $s > 0$ ($\sigma$ positively
-# homogeneous), and permuting the hidden neurons. {cite:t}`nurisso2024topological` use the first to derive one
-# conserved quantity per neuron, the balance $c_k = \|w_k\|^2 - \|a_k\|^2$, fixed at initialization; the next
-# chapter computes the topology of the set $H(c)$ it confines the flow to. This chapter derives the
-# conservation law, checks it on integrated flows, and measures how plain gradient descent, SGD, Adam and weight
-# decay break it (the paper's Sec. 8).
+# A shallow ReLU network $f(x) = W_2\,\sigma(W_1 x)$ is unchanged when a hidden neuron is rescaled,
+# $(w_k, a_k)\mapsto(s w_k, a_k/s)$ with $s > 0$, or when the neurons are permuted.
+# {cite:t}`nurisso2024topological` derive from the rescaling one conserved quantity per neuron, the balance
+# $c_k = \|w_k\|^2 - \|a_k\|^2$, fixed at initialization; the next chapter computes the topology of the set $H(c)$
+# it confines the flow to. This chapter derives the conservation law, checks it on integrated flows, and measures
+# how gradient descent, SGD, Adam and weight decay break it (the paper's Sec. 8).
 #
 # ## What this chapter shows
 #
-# 1. **Symmetries** (Sec. 3): rescalings and permutations leave $f$ unchanged (forward passes, to rounding).
-# 2. **Conservation** (Eq. (10)–(12)): $\langle\nabla c_k, \nabla L\rangle = 0$ for every neuron (torch autograd),
-#    and integrated gradient flows keep every $c_k$: a fixed-step RK4 integration drifts by at most
-#    {glue:text}`tb_flow_drift` at its finest step, less than at its coarsest (the largest drifts at the step counts
-#    `flow_steps` are {glue:text}`tb_flow_drifts`; the exact flow conserves $c_k$). The integrator has a fixed step because the vector field jumps at the kinks of the ReLU.
-# 3. **Gradient descent** breaks it at second order: one step changes $c_k$ by exactly
-#    $h^2(\|\nabla_{w_k}L\|^2 - \|\nabla_{a_k}L\|^2)$ (an identity of algebra, shown on every step), so the drift over a
-#    fixed time scales like $h$: the log–log slope of the drift against the step size lies in
-#    {glue:text}`tb_gd_slopes` over {glue:text}`tb_networks` networks. The same identity holds step by step for
-#    **SGD** with the minibatch gradient; its drift is noisy from network to network, with a mean slope of
-#    {glue:text}`tb_sgd_slope`. **Adam** breaks it at first order: its drift is at least {glue:text}`tb_adam_ratio`
-#    times that of GD at the same $h$ on every network, and it does not vanish like $h$ (mean slope
-#    {glue:text}`tb_adam_slope`, below `slope_lo`; over a fixed time an $O(h)$ change per step does not cancel). **Weight decay** $\lambda$ makes $c_k(t) = c_k(0)\,e^{-2\lambda t}$ under the flow.
+# 1. Rescalings and permutations leave $f$ unchanged, to rounding ([the law](#sec-topo-balances-law)).
+# 2. $\langle\nabla c_k, \nabla L\rangle = 0$ for every neuron (torch autograd), and a fixed-step RK4 flow drifts
+#    by at most {glue:text}`tb_flow_drift` at its finest step ([the flow](#sec-topo-balances-flow)).
+# 3. One gradient-descent step changes $c_k$ by exactly $h^2(\|\nabla_{w_k}L\|^2 - \|\nabla_{a_k}L\|^2)$, so the
+#    drift over a fixed time is $O(h)$: log–log slopes in {glue:text}`tb_gd_slopes` over
+#    {glue:text}`tb_networks` networks ([optimizers](#sec-topo-balances-optimizers)).
+# 4. SGD obeys the same identity with the minibatch gradient; its mean slope is {glue:text}`tb_sgd_slope`
+#    ([optimizers](#sec-topo-balances-optimizers)).
+# 5. Adam breaks the law at first order: its drift is at least {glue:text}`tb_adam_ratio` times GD's, with mean
+#    slope {glue:text}`tb_adam_slope` ([optimizers](#sec-topo-balances-optimizers)).
+# 6. Weight decay $\lambda$ gives $c_k(t) = c_k(0)\,e^{-2\lambda t}$ under the flow
+#    ([weight decay](#sec-topo-balances-decay)).
+
+# %% [markdown]
+# (sec-topo-balances-params)=
+# ## The networks and their parameters
 #
-# **Range.** $d \in$ `dims` with $1 \le d \le 10$, $e = 1$, $l$ = `width` neurons, MSE on Gaussian inputs and a fixed ReLU teacher,
-# weights $\mathcal U(-1, 1)$, `n_seeds` networks per $d$ (at least 10 networks in all); flow horizon `t_flow` in
-# $(0, 2]$; at least three step sizes `lrs` in $(0, 0.1]$ over the same time, with at least 10 steps at the largest.
+# Every network is drawn by `balance_drift.problem` from its own generator `[seed, d, s]`: `n_data` Gaussian inputs,
+# the targets of a fixed ReLU teacher (`balance_drift.teacher`), weights $\mathcal U(-1, 1)$, $e = 1$ output, MSE
+# loss; `n_seeds` networks per input dimension $d$ in `dims`. The cell after the parameters checks them and
+# prints their accepted ranges.
 
 # %% tags=["parameters"]
 seed = 0  # seed of every random draw
@@ -60,38 +63,38 @@ slope_lo = 0.8  # fixed before the data: lower end of the log-log slope that cou
 adam_factor = 5.0  # fixed before the data: Adam drifts more than this multiple of GD's drift at the same h
 weight_decay = 0.05  # weight-decay coefficient lambda
 
-# %%
+# %% tags=["hide-input"]
+import math
+
 from markovlib.book import params
 
-seed = params.nonnegative_int("seed", seed)
-dims = params.int_list("dims", dims, minimum=1)
-if max(dims) > 10:
-    raise ValueError(f"dims must hold input dimensions in [1, 10] (the stated range: the RK4 drift grows with the gradient, at d = 100 it exceeds flow_tol), got {dims!r}")
-width = params.positive_int("width", width)
-n_data = params.positive_int("n_data", n_data)
-n_seeds = params.positive_int("n_seeds", n_seeds)
-if n_seeds * len(dims) < 10:
-    raise ValueError(f"n_seeds * len(dims) must be at least 10 networks, got {n_seeds} * {len(dims)}")
-t_flow = params.real("t_flow", t_flow, 0.0, 2.0)
-if t_flow == 0:
-    raise ValueError("t_flow must be a finite real number in (0, 2], got 0")
-flow_steps = params.int_list("flow_steps", flow_steps, minimum=10)
-if len(flow_steps) < 2 or flow_steps != sorted(set(flow_steps)):
-    raise ValueError(f"flow_steps must hold at least two increasing step counts, got {flow_steps!r}")
-flow_tol = params.positive_real("flow_tol", flow_tol)
-lrs = params.real_list("lrs", lrs, 0.0, 0.1)
-if min(lrs) == 0:
-    raise ValueError(f"lrs must hold step sizes in (0, 0.1], got {lrs!r}")
-if len(lrs) < 3 or len(set(lrs)) != len(lrs):
-    raise ValueError(f"lrs must hold at least 3 distinct step sizes (for a slope), got {lrs!r}")
-if t_flow / max(lrs) < 10:
-    raise ValueError(f"t_flow / max(lrs) must be at least 10 steps, got {t_flow / max(lrs):g}")
-batch = params.positive_int("batch", batch)
-if batch > n_data:
-    raise ValueError(f"batch must be at most n_data = {n_data}, got {batch}")
-slope_lo = params.real("slope_lo", slope_lo, 0.0, 1.0, closed=False)
-adam_factor = params.real("adam_factor", adam_factor, 1.0, 1e3)
-weight_decay = params.real("weight_decay", weight_decay, 0.0, 1.0, closed=False)
+SPEC = params.declare(
+    seed=params.Int(0, why="seed of every random draw"),
+    dims=params.IntList(1, 10, why="the RK4 drift grows with the gradient: at d = 100 it exceeds flow_tol"),
+    width=params.Int(1, why="hidden neurons"),
+    n_data=params.Int(1, why="training points"),
+    n_seeds=params.Int(1, why="networks per d"),
+    t_flow=params.Real(0.0, 2.0, why="the stated horizon; must be > 0 (below)"),
+    flow_steps=params.IntList(10, why="RK4 step counts, at least 10 steps"),
+    flow_tol=params.Real(0.0, math.inf, closed=False, why="a tolerance is positive"),
+    lrs=params.RealList(0.0, 0.1, why="step sizes of the drift study; must be > 0 (below)"),
+    batch=params.Int(1, "n_data", why="a minibatch of the training points"),
+    slope_lo=params.Real(0.0, 1.0, closed=False, why="a slope below 1 that counts as O(h)"),
+    adam_factor=params.Real(1.0, 1e3, why="Adam drifts more than GD: a factor above 1"),
+    weight_decay=params.Real(0.0, 1.0, closed=False, why="a decay rate lambda in (0, 1)"),
+    require=[
+        ("n_seeds * len(dims) >= 10", lambda v: v["n_seeds"] * len(v["dims"]) >= 10, "at least 10 networks in all"),
+        ("t_flow > 0", lambda v: v["t_flow"] > 0, "a flow over a positive time"),
+        ("flow_steps increasing, at least two", lambda v: len(v["flow_steps"]) >= 2
+         and v["flow_steps"] == sorted(set(v["flow_steps"])), "the drift must shrink from the coarsest step"),
+        ("min(lrs) > 0", lambda v: min(v["lrs"]) > 0, "step sizes in (0, 0.1]"),
+        ("lrs: at least 3 distinct", lambda v: len(v["lrs"]) >= 3 and len(set(v["lrs"])) == len(v["lrs"]),
+         "a slope needs at least three step sizes"),
+        ("t_flow / max(lrs) >= 10", lambda v: v["t_flow"] / max(v["lrs"]) >= 10, "at least 10 steps at the largest h"),
+    ],
+)
+globals().update(SPEC.check(globals()))
+SPEC.table()
 
 # %%
 # %matplotlib inline
@@ -103,32 +106,20 @@ import torch
 from scipy import stats
 
 from markovlib.book import plotting
-from markovlib.book.glue import glue
 from markovlib.book.formatting import bound, fixed
+from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.topology import invariant_set as T
-from markovlib.topology import shallow_relu as S
+from markovlib.topology import balance_drift, shallow_relu
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
-
-
-def teacher(X):
-    return -np.maximum(X[:, 0], 0) + np.maximum(X[:, -1], 0) - 0.5 * np.maximum(X.sum(1), 0)
-
-
-def problem(d, s):
-    r_ = np.random.default_rng([seed, d, s])
-    X = r_.normal(size=(n_data, d))
-    return X, teacher(X), r_.uniform(-1, 1, size=(width, d)), r_.uniform(-1, 1, size=width), r_
-
-
 networks = list(itertools.product(dims, range(n_seeds)))
 _ = glue("tb_networks", str(len(networks)))
 print(f"{len(networks)} networks: d in {dims}, l = {width}, e = 1")
 
 # %% [markdown]
+# (sec-topo-balances-law)=
 # ## Symmetries and the conservation law
 #
 # With $\sigma(sz) = s\,\sigma(z)$ for $s > 0$,
@@ -148,65 +139,37 @@ print(f"{len(networks)} networks: d in {dims}, l = {width}, e = 1")
 # ```
 #
 # At a kink ($w_k\cdot x_i = 0$ for some data point) the identity still holds for every choice of
-# $\sigma'(0) \in [0, 1]$, since $\sigma'(z)\,z = \sigma(z)$ there too. The vector field jumps across a kink, and the
-# flow can even *slide* along one (a Filippov solution); an adaptive solver then shrinks its step at every crossing
-# (during the writing of this chapter, scipy's RK45 at tolerance $10^{-9}$ did not finish on some of these
-# networks). The flows are therefore integrated with the classical fixed-step RK4 (written out below) at the step
-# counts `flow_steps`: away from kinks its drift of $c_k$ is $O(\delta^4)$, across a kink only $O(\delta)$, and
-# either way it vanishes with the step $\delta$.
+# $\sigma'(0) \in [0, 1]$, since $\sigma'(z)\,z = \sigma(z)$ there too.
 #
-# For gradient descent with step $h$, $w_k' = w_k - h g_w$, $a_k' = a_k - h g_a$, expanding the squares gives the
-# exact identity $c_k' - c_k = -2h(w_k\cdot g_w - a_k\cdot g_a) + h^2(\|g_w\|^2 - \|g_a\|^2) = h^2(\|g_w\|^2 - \|g_a\|^2)$:
-# the first-order term is the one the flow cancels. Over a time $t = nh$ the drift is $O(h)$.
+# The first check rescales every neuron by a random $s \in [e^{-2}, e^2]$, permutes the neurons, and compares the
+# forward passes; then it computes both sides of Eq. {eq}`topo-eq-noether` with torch autograd (an independent
+# reference) and compares markovlib's gradient with it.
 
 # %%
-def rk4_balances(rhs, theta, n_steps, d):
-    """Classical RK4 with n_steps fixed steps over t_flow; the balances c_k after every step."""
-    dt = t_flow / n_steps
-    cs = []
-    for _ in range(n_steps):
-        k1 = rhs(theta)
-        k2 = rhs(theta + dt / 2 * k1)
-        k3 = rhs(theta + dt / 2 * k2)
-        k4 = rhs(theta + dt * k3)
-        theta = theta + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        cs.append((theta[: width * d].reshape(width, d) ** 2).sum(1) - theta[width * d:] ** 2)
-    return np.array(cs)
-
-
 sym_err, noether, grad_err = 0.0, 0.0, 0.0
-flow_drift = np.zeros(len(flow_steps))
 for d, s in networks:
-    X, y, W1, a, r_ = problem(d, s)
+    r_ = np.random.default_rng([seed, d, s])
+    X, y, W1, a = balance_drift.problem(r_, d, width, n_data)
     f0 = np.maximum(X @ W1.T, 0) @ a
     sc = np.exp(r_.uniform(-2, 2, size=width))
     perm = r_.permutation(width)
     f1 = np.maximum(X @ (W1 * sc[:, None])[perm].T, 0) @ (a / sc)[perm]
     sym_err = max(sym_err, np.abs(f1 - f0).max() / np.abs(f0).max())
-    # independent reference (do not replace with markovlib): torch autograd of the same MSE
+    # Independent reference: torch autograd of the same MSE (do not replace with markovlib)
     t1, ta = torch.tensor(W1, requires_grad=True), torch.tensor(a, requires_grad=True)
     L = 0.5 * ((torch.relu(torch.tensor(X) @ t1.T) @ ta - torch.tensor(y)) ** 2).mean()
     g1, ga = (g.numpy() for g in torch.autograd.grad(L, (t1, ta)))
     noether = max(noether, np.abs((W1 * g1).sum(1) - a * ga).max())
-    _, n1, na = S.loss_grad(W1, a, X, y)
+    _, n1, na = shallow_relu.loss_grad(W1, a, X, y)
     grad_err = max(grad_err, np.abs(n1 - g1).max(), np.abs(na - ga).max())
-
-    def rhs(th, X=X, y=y, d=d):
-        _, gW, gA = S.loss_grad(th[: width * d].reshape(width, d), th[width * d:], X, y)
-        return -np.concatenate([gW.ravel(), gA])
-
-    c0 = (W1**2).sum(1) - a**2
-    for i, n_steps in enumerate(flow_steps):
-        c_path = rk4_balances(rhs, np.concatenate([W1.ravel(), a]), n_steps, d)
-        flow_drift[i] = max(flow_drift[i], np.abs(c_path - c0).max())
-drift_text = ", ".join(f"{x:.1e}" for x in flow_drift)  # two significant digits
-shrinks = bool(flow_drift[-1] < flow_drift[0] or flow_drift[0] < 1e-10)   # smaller at the finest step (above rounding)
 print("rescaling + permutation change f by (relative)", bound(sym_err, 1e-12))
 print("w_k . grad_w L - a_k . grad_a L (torch autograd):", bound(noether, 1e-13))
 print("markovlib.topology.shallow_relu gradient vs autograd:", bound(grad_err, 1e-12))
-print(f"RK4 flow over t = {t_flow}, max over networks of max_k |c_k(t) - c_k(0)| at {flow_steps} steps: {drift_text}")
-glue("tb_flow_drift", f"{flow_drift[-1]:.1e}")
-glue("tb_flow_drifts", drift_text)
+
+# %% [markdown]
+# All three vanish to rounding; the records:
+
+# %% tags=["hide-input"]
 _ = verified.record("rescalings and permutations keep f", sym_err < 1e-12, kind="identity",
                     check="forward passes, random s in [e^-2, e^2] and a random permutation (positive homogeneity)",
                     measured=bound(sym_err, 1e-13), tolerance="1e-12 (relative)")
@@ -214,69 +177,89 @@ _ = verified.record("Eq. (topo-eq-noether): <grad c_k, grad L> = 0", noether < 1
                     check=f"torch autograd, {len(networks)} networks", measured=bound(noether, 1e-13), tolerance="1e-12")
 _ = verified.record("shallow_relu gradient = autograd", grad_err < 1e-12, kind="independent",
                     check=f"torch autograd, {len(networks)} networks", measured=bound(grad_err, 1e-13), tolerance="1e-12")
+
+# %% [markdown]
+# (sec-topo-balances-flow)=
+# ## The integrated flow keeps every balance
+#
+# The vector field jumps across a kink, and the flow can even *slide* along one (a Filippov solution); an adaptive
+# solver then shrinks its step at every crossing (during the writing of this chapter, scipy's RK45 at tolerance
+# $10^{-9}$ did not finish on some of these networks). The flows are therefore integrated with the classical
+# fixed-step RK4 (`balance_drift.rk4_balances`) at the step counts `flow_steps`: away from kinks its drift of $c_k$
+# is $O(\delta^4)$, across a kink only $O(\delta)$, and either way it vanishes with the step $\delta$. The next cell
+# records, per step count, the largest $|c_k(t) - c_k(0)|$ over every neuron of every network.
+
+# %%
+flow_drift = np.zeros(len(flow_steps))
+for d, s in networks:
+    X, y, W1, a = balance_drift.problem(np.random.default_rng([seed, d, s]), d, width, n_data)
+    c0 = (W1**2).sum(1) - a**2
+    for i, n_steps in enumerate(flow_steps):
+        c_path = balance_drift.rk4_balances(W1, a, X, y, t_flow, n_steps)
+        flow_drift[i] = max(flow_drift[i], np.abs(c_path - c0).max())
+drift_text = ", ".join(f"{x:.1e}" for x in flow_drift)  # two significant digits
+shrinks = bool(flow_drift[-1] < flow_drift[0] or flow_drift[0] < 1e-10)   # smaller at the finest step (above rounding)
+print(f"RK4 flow over t = {t_flow}, max over networks of max_k |c_k(t) - c_k(0)| at {flow_steps} steps: {drift_text}")
+
+# %% [markdown]
+# The largest drifts at the step counts `flow_steps` are {glue:text}`tb_flow_drifts`: below `flow_tol` at the finest
+# step and smaller there than at the coarsest; the exact flow conserves $c_k$.
+
+# %% tags=["hide-input"]
+glue("tb_flow_drift", f"{flow_drift[-1]:.1e}")
+glue("tb_flow_drifts", drift_text)
 _ = verified.record("c_k conserved by the integrated flow", flow_drift[-1] < flow_tol and shrinks, kind="same code",
                     check=f"fixed-step RK4 with markovlib's gradient (checked above), {len(networks)} networks, "
                           f"{flow_steps} steps over t = {t_flow}; the drift must be smaller at the finest step",
                     measured=drift_text, tolerance=f"{flow_tol:g} at the finest step, below the coarsest")
 
 # %% [markdown]
+# (sec-topo-balances-optimizers)=
 # ## How discrete optimizers break it
 #
-# Each run lasts the same time `t_flow` ($n = t/h$ steps). Plain GD and SGD (minibatches of `batch`, the same
-# batches for every run) accumulate the second-order identity above, checked step by step; Adam (standard
-# $\beta = (0.9, 0.999)$, $\epsilon = 10^{-8}$) rescales each coordinate's step and so has no first-order
-# cancellation; weight decay adds $-\lambda\theta$ to the flow, and then $\dot c_k = -2\lambda c_k$.
+# For gradient descent with step $h$, $w_k' = w_k - h g_w$, $a_k' = a_k - h g_a$, expanding the squares gives the
+# exact identity $c_k' - c_k = -2h(w_k\cdot g_w - a_k\cdot g_a) + h^2(\|g_w\|^2 - \|g_a\|^2) = h^2(\|g_w\|^2 - \|g_a\|^2)$:
+# the first-order term is the one the flow cancels. Over a time $t = nh$ the drift is $O(h)$.
 #
-# The slope of $\log(\text{drift})$ against $\log h$ is computed per network. GD's drift is deterministic and of
-# order $h$, so every network's slope must exceed `slope_lo` (the drift vanishes at least like $h$). SGD's drift also carries the
-# minibatch noise, so its per-network slopes scatter; its claim is on their mean, whose 95 % $t$ interval must lie
-# above `slope_lo` (the drift vanishes at least like $h$). Adam on the full batch is deterministic: its drift must
-# exceed `adam_factor` times GD's on every network and at every $h$, and its mean slope must stay below `slope_lo`
-# (it does not vanish like $h$).
+# Each run lasts the same time `t_flow` ($n = t/h$ steps). Plain GD and SGD (minibatches of `batch`, the same
+# batches for every run) accumulate the second-order identity, checked step by step; Adam (standard
+# $\beta = (0.9, 0.999)$, $\epsilon = 10^{-8}$) rescales each coordinate's step and so has no first-order
+# cancellation. The next cell runs all three at every step size on every network (`balance_drift.optimizer_drift`).
 
 # %%
-def run(W1, a, X, y, h, kind, r_):
-    n = int(round(t_flow / h))
-    c0 = T.neuron_balances(W1, a)
-    m, v = np.zeros(W1.size + a.size), np.zeros(W1.size + a.size)
-    ident = 0.0
-    for i in range(n):
-        idx = r_.choice(len(y), batch, replace=False) if kind == "sgd" else slice(None)
-        _, gW, gA = S.loss_grad(W1, a, X[idx], y[idx])
-        if kind == "adam":
-            g = np.concatenate([gW.ravel(), gA])
-            m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g**2
-            step = (m / (1 - 0.9 ** (i + 1))) / (np.sqrt(v / (1 - 0.999 ** (i + 1))) + 1e-8)
-            gW, gA = step[: W1.size].reshape(W1.shape), step[W1.size:]
-        c_before = T.neuron_balances(W1, a)
-        W1, a = W1 - h * gW, a - h * gA
-        if kind in ("gd", "sgd"):
-            pred = h**2 * ((gW**2).sum(1) - gA**2)
-            ident = max(ident, np.abs(T.neuron_balances(W1, a) - c_before - pred).max())
-    return np.abs(T.neuron_balances(W1, a) - c0).max(), ident
-
-
-drifts = {k: np.zeros((len(lrs), len(networks))) for k in ("gd", "sgd", "adam")}
+drifts = {k: np.zeros((len(lrs), len(networks))) for k in balance_drift.OPTIMIZERS}
 ident_max = 0.0
 for j, (d, s) in enumerate(networks):
-    X, y, W1, a, _ = problem(d, s)
+    X, y, W1, a = balance_drift.problem(np.random.default_rng([seed, d, s]), d, width, n_data)
     for i, h in enumerate(lrs):
         for kind in drifts:
-            dr, idt = run(W1, a, X, y, h, kind, np.random.default_rng([seed, d, s, 7]))
+            dr, idt = balance_drift.optimizer_drift(W1, a, X, y, h=h, t=t_flow, kind=kind, batch=batch,
+                                                    rng=np.random.default_rng([seed, d, s, 7]))
             drifts[kind][i, j] = dr
             ident_max = max(ident_max, idt)
+print("one GD/SGD step: c' - c = h^2 (|g_w|^2 - |g_a|^2), max deviation", bound(ident_max, 1e-12))
+
+# %% [markdown]
+# The slope of $\log(\text{drift})$ against $\log h$ is computed per network. GD's drift is deterministic and of
+# order $h$, so every network's slope must exceed `slope_lo`. SGD's drift also carries the minibatch noise, so its
+# per-network slopes scatter; its claim is on their mean, whose 95 % $t$ interval must lie above `slope_lo`. Adam
+# on the full batch is deterministic: its drift must exceed `adam_factor` times GD's on every network and at every
+# $h$, and its mean slope must stay below `slope_lo` (over a fixed time an $O(h)$ change per step does not cancel).
+
+# %%
 slopes = {k: np.polyfit(np.log(lrs), np.log(v), 1)[0] for k, v in drifts.items()}   # one slope per network
 gd_lo, gd_hi = float(slopes["gd"].min()), float(slopes["gd"].max())
 sgd_mean = float(slopes["sgd"].mean())
 sgd_half = float(stats.t.ppf(0.975, len(networks) - 1) * slopes["sgd"].std(ddof=1) / np.sqrt(len(networks)))
 adam_ratio = float(np.min(drifts["adam"] / drifts["gd"]))
 adam_mean = float(slopes["adam"].mean())
-print("one GD/SGD step: c' - c = h^2 (|g_w|^2 - |g_a|^2), max deviation", bound(ident_max, 1e-12))
 print(f"  GD: per-network slopes of log drift vs log h from {fixed(gd_lo, 2)} to {fixed(gd_hi, 2)}")
 print(f" SGD: mean slope {fixed(sgd_mean, 2)}, 95 % t interval [{fixed(sgd_mean - sgd_half, 2)}, "
       f"{fixed(sgd_mean + sgd_half, 2)}] (per network from {fixed(slopes['sgd'].min(), 2)} to {fixed(slopes['sgd'].max(), 2)})")
 print(f"Adam: drift / GD drift at least {fixed(np.floor(adam_ratio), 0)} (every network, every h); "
       f"mean slope {fixed(adam_mean, 2)}")
+
+# %% tags=["hide-input"]
 glue("tb_gd_slopes", f"[{fixed(gd_lo, 2)}, {fixed(gd_hi, 2)}]")
 glue("tb_sgd_slope", f"{fixed(sgd_mean, 2)} (95 % interval [{fixed(sgd_mean - sgd_half, 2)}, "
                             f"{fixed(sgd_mean + sgd_half, 2)}])")
@@ -299,22 +282,31 @@ _ = verified.record("Adam breaks the conservation at first order", adam_ratio > 
                     measured=f"smallest ratio {fixed(np.floor(adam_ratio), 0)}; mean slope {fixed(adam_mean, 2)}",
                     tolerance=f"ratio > {adam_factor:g}; mean slope < {slope_lo}")
 
-X, y, W1, a, _ = problem(dims[0], 0)
+# %% [markdown]
+# (sec-topo-balances-decay)=
+# ## Weight decay
+#
+# Weight decay adds $-\lambda\theta$ to the flow, and then $\dot c_k = -2\lambda c_k$. The next cell integrates that
+# flow on the first network with the finest RK4 step and compares $c_k(t)$ with $c_k(0)\,e^{-2\lambda t}$.
 
-
-def rhs_wd(th):
-    _, gW, gA = S.loss_grad(th[: width * dims[0]].reshape(width, dims[0]), th[width * dims[0]:], X, y)
-    return -np.concatenate([gW.ravel(), gA]) - weight_decay * th
-
-
-c_wd = np.vstack([(W1**2).sum(1) - a**2, rk4_balances(rhs_wd, np.concatenate([W1.ravel(), a]), flow_steps[-1], dims[0])])
+# %%
+X, y, W1, a = balance_drift.problem(np.random.default_rng([seed, dims[0], 0]), dims[0], width, n_data)
+c_wd = np.vstack([(W1**2).sum(1) - a**2,
+                  balance_drift.rk4_balances(W1, a, X, y, t_flow, flow_steps[-1], weight_decay=weight_decay)])
 ts = np.linspace(0, t_flow, flow_steps[-1] + 1)
 wd_err = np.abs(c_wd - c_wd[:1] * np.exp(-2 * weight_decay * ts)[:, None]).max()
 wd_text = bound(wd_err, 1e-8) if wd_err < 1e-10 else f"{wd_err:.0e}"   # rounding level as a bound, else one digit
 print(f"weight decay {weight_decay}: |c_k(t) - c_k(0) exp(-2 lambda t)| {wd_text}")
+
+# %% tags=["hide-input"]
 _ = verified.record("weight decay: c_k(t) = c_k(0) exp(-2 lambda t)", wd_err < flow_tol, kind="same code",
                     check=f"fixed-step RK4 flow with weight decay, {flow_steps[-1]} steps",
                     measured=wd_text, tolerance=f"{flow_tol:g}")
+
+# %% [markdown]
+# The figure draws, left, every network's drift against $h$ for the three optimizers (thin lines) with their
+# geometric means (dots): GD and SGD fall like $h$, Adam barely moves. Right, the balances under weight decay
+# follow the exponential.
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
@@ -337,7 +329,7 @@ axes[1].set_title(f"Weight decay lambda = {weight_decay}: balances decay to 0")
 axes[1].legend()
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 _ = record_results({"flow_drift": float(flow_drift[-1]), "gd_slope_min": gd_lo, "gd_slope_max": gd_hi,
                     "sgd_slope_mean": sgd_mean, "adam_slope_mean": adam_mean, "adam_gd_ratio_min": adam_ratio,
                     **verified.summary()})
@@ -353,5 +345,5 @@ _ = record_results({"flow_drift": float(flow_drift[-1]), "gd_slope_min": gd_lo, 
 # through markovlib's gradient, itself checked against autograd in the rows above), *identity* (true by algebra:
 # positive homogeneity, the expansion of the squares; documents, does not verify).
 
-# %%
+# %% tags=["hide-input"]
 verified.table()

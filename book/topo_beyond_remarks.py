@@ -16,61 +16,44 @@
 # %% [markdown]
 # # Biases, width and many outputs: where the paper's remarks hold
 #
-# {doc}`topo_homology` derives the topology of the invariant set $H(c)$ for the network of the main text of
-# {cite:t}`nurisso2024topological`: no biases, and the obstruction of {prf:ref}`topo-prop-3` for one output. Three
-# remarks of the paper go beyond that setting, and the book had not checked them. App. E adds biases and states
-# that the topology changes only through the input dimension. Sec. 7 concludes from App. F that the probability of
-# an obstruction "decreases rapidly with increased inner layer width". App. G explains why a pathological neuron
-# with one output cannot change the sign of its output weight, and why several outputs can. This chapter derives
-# each of them and checks it by a route that does not use the formula: persistent homology and neighbour graphs on
-# point samples of $H(c)$ with biases, the closed forms and limits of App. F's probability against Monte Carlo
-# draws of the weights, and an independent integration of a gradient flow with two and three outputs. App. E
-# holds. The Sec. 7 sentence fails in most of the $(d, l)$ plane ({prf:ref}`topo-rem-width`). With several
-# outputs, the sign change of App. G happens in the flow ({prf:ref}`topo-rem-many-outputs`).
+# {doc}`topo_homology` derives the topology of $H(c)$ for the network of the main text of
+# {cite:t}`nurisso2024topological`: no biases, one output. Three remarks of the paper go beyond it: App. E adds
+# biases, Sec. 7 concludes from App. F that an obstruction becomes unlikely as the width grows, and App. G explains
+# why several outputs can change a pathological sign. This chapter derives each of them and checks it by a route
+# that does not use the formula: persistent homology and neighbour graphs on samples of $H(c)$ with biases, closed
+# forms, limits and Monte Carlo draws for App. F, and an independent integration of a flow with several outputs.
 #
 # ## What this chapter shows
 #
-# 1. **App. E: biases** ({prf:ref}`topo-prop-e-balance`, {prf:ref}`topo-prop-5`, {prf:ref}`topo-prop-6`,
-#    {prf:ref}`topo-cor-4`). With $f(x) = W_2\,\sigma(W_1x + b_1) + b_2$, the conserved balance is
-#    $c_k = \lVert w_k\rVert^2 + b_k^2 - \lVert a_k\rVert^2$: the bias joins the input weights, so $d$ becomes
-#    $d + 1$ in the topology, and the output bias adds a contractible factor. The Poincaré polynomial is
-#    $(1 + x^{d})^{l_+}(1 + x^{e-1})^{l_-}$, and $b_0 = 2^{l_-}$ for $e = 1$ and $1$ for $e > 1$, for every $d$.
-#    Checked: along gradient descent the balance with the bias drifts only at {glue:text}`bias_drift`; the one
-#    without it changes by {glue:text}`nobias_change`. The Betti numbers of point samples of $H(c)$ with biases, by
-#    persistent homology (gudhi), equal Prop. 6 in {glue:text}`ph_cases` cases. The component counts of a neighbour
-#    graph equal Cor. 4 with biases and Cor. 1 without, in the same cases. At $d = 1$ the bias removes the
-#    disconnection by the non-pathological neurons: {glue:text}`d1_contrast`.
-# 2. **Sec. 7 against App. F** ({prf:ref}`topo-prop-f-closed`, {prf:ref}`topo-prop-f-limits`,
-#    {prf:ref}`topo-rem-width`). Closed forms at $d = 1, 2$ match `obstruction_probability` to
-#    {glue:text}`closed_err`. As the width $l \to \infty$, Kaiming tends to $1$ at $d = 1$, to $1 - 1/e$ at $d = 2$
-#    (with $l\,(1 - 1/e - P) \to 1/e$, measured {glue:text}`kd2_limit`), and to $0$ like $l^{1 - d/2}$ for $d \ge 3$.
-#    Xavier tends to $1$ for every $d$. At $d = 10$ it rises from {glue:text}`x10_l1` at $l = 1$ to
-#    {glue:text}`x10_l100` at $l = 100$. Monte Carlo draws of the weights agree with the
-#    formula in {glue:text}`mc_inside` cells (Bonferroni over the cells). The sentence of Sec. 7 holds only for
-#    Kaiming at {glue:text}`k_fall_from` (beyond {glue:text}`k_peak_max`), and for Xavier at
-#    {glue:text}`x_window_dims` on a finite window of widths. It fails for Kaiming at {glue:text}`k_rise_dims` and
-#    for Xavier at {glue:text}`x_rise_dims` at every width, and for Xavier at every $d$ beyond a width that grows
-#    exponentially in $d$ (Xavier's probability passes $1/2$ by {glue:text}`x_half`).
-# 3. **App. G for $e > 1$** ({prf:ref}`topo-prop-g-outputs`, {prf:ref}`topo-rem-many-outputs`). A component of a
-#    pathological neuron's output vector can change sign: the other components carry
-#    $\sum_{j \ne i} a_{jk}^2 = \lVert w_k\rVert^2 - c_k \ge -c_k$ at the crossing. In a constructed population
-#    flow (Gaussian inputs, a one-neuron teacher that needs $a_1 < 0$), integrated independently, $a_1$ crosses zero
-#    in {glue:text}`g_cross` draws, always downward and at most once (as derived), with
-#    $\sum_{j\ge2}a_j^2 / (-c)$ at least {glue:text}`g_rest` at the crossing. Gradient descent of the package on a
-#    sample crosses in {glue:text}`g_gd_cross`, at the flow's time to {glue:text}`g_time`. With one output the same
-#    draws keep the sign in {glue:text}`g_keep`, with $a_1 \ge \sqrt{-c}$ throughout.
+# 1. With biases the conserved balance is $\lVert w_k\rVert^2 + b_k^2 - \lVert a_k\rVert^2$: along gradient descent it
+#    drifts only at {glue:text}`bias_drift`, the one without the bias changes by {glue:text}`nobias_change`
+#    ([App. E](#sec-topo-beyond-remarks-bias)).
+# 2. Prop. 6 and Cor. 4, $P = (1 + x^{d})^{l_+}(1 + x^{e-1})^{l_-}$: persistent homology of samples agrees in
+#    {glue:text}`ph_cases` cases; at $d = 1$ the bias joins the components: {glue:text}`d1_contrast`
+#    ([App. E](#sec-topo-beyond-remarks-bias-topology)).
+# 3. App. F's closed forms at $d = 1, 2$ match to {glue:text}`closed_err`, and its large-width limits hold (Kaiming
+#    $d = 2$: $l(1 - 1/e - P) \to 1/e$, measured {glue:text}`kd2_limit`) ([App. F](#sec-topo-beyond-remarks-width)).
+# 4. Sec. 7's "decreases rapidly with width" fails for Kaiming at {glue:text}`k_rise_dims` and Xavier at
+#    {glue:text}`x_rise_dims`; Xavier at $d = 10$ rises from {glue:text}`x10_l1` to {glue:text}`x10_l100`; Monte Carlo
+#    agrees in {glue:text}`mc_inside` cells ([the width](#sec-topo-beyond-remarks-width-map)).
+# 5. With several outputs a pathological $a_1$ crosses zero in {glue:text}`g_cross` flows (other outputs carry at
+#    least {glue:text}`g_rest` of $-c$); with one output the same draws keep the sign in {glue:text}`g_keep`
+#    ([App. G](#sec-topo-beyond-remarks-outputs)).
+
+# %% [markdown]
+# (sec-topo-beyond-remarks-params)=
+# ## Parameters
 #
-# **Range.** App. E: the `bias_cases` ($d, e \le 2$, up to three neurons, the spheres of {prf:ref}`topo-prop-5`
-# of total dimension at most 2, where 300 landmarks cover the sample; $b_0, b_1, b_2$ for one neuron, $b_0, b_1$ for
-# two, $b_0$ for three), $|c_k|$ = `c_abs` $\in [0.5, 2]$ (the samples are scaled by $1/\sqrt{|c_k|}$, so one
-# set of thresholds serves the range), free factors truncated to balls of radius `trunc` $\in [0.05, 0.15]$, 300 or
-# more landmarks from `raw_factor` $\ge 5$ times as many raw points, neighbour-graph radius `graph_radius` $\in [0.4, 0.6]$. App. F: every $d \le$ `map_dims` $\in [12, 30]$ and every width $l \le$ `l_grid_max`
-# $\in [10^3, 10^5]$, exactly; the limits at `l_asym` $\in [10^5, 10^7]$; Monte Carlo in the `mc_cells` ($d\,l \le
-# 50000$) with at least 1000 draws each and at least two widths per (scheme, $d$). App. G: $d \in [2, 5]$, $e \in [2, 3]$, $c \in [-1, -0.1]$, horizons
-# `g_T` $\in [40, 200]$, at least 10 draws, and 4000 sample points or more for the gradient-descent route; $w_0$ within
-# 120° of the teacher's direction and $a_0$ (positive components) within 75° of its output vector. CI re-runs the
-# chapter at the edges (`book/ci_params/topo_beyond_remarks.yaml`). The defaults with seeds 0 to 2 and both edges of
-# the ranges (seeds 3 and 7) were run while the chapter was written.
+# App. E: the `bias_cases` (the spheres of {prf:ref}`topo-prop-5` of total dimension at most 2, where 300 landmarks
+# cover the sample; $b_0, b_1, b_2$ for one neuron, $b_0, b_1$ for two, $b_0$ for three), $|c_k|$ = `c_abs` (the
+# samples are scaled by $1/\sqrt{|c_k|}$, so one set of thresholds serves the range), free factors truncated to balls
+# of radius `trunc`, `n_landmarks` landmarks from `raw_factor` times as many raw points, neighbour-graph radius
+# `graph_radius`. App. F: every $d \le$ `map_dims` and every width $l \le$ `l_grid_max`, exactly; the limits at
+# `l_asym`; Monte Carlo in the `mc_cells`. App. G: $d$ = `g_d`, $e$ = `g_e`, $c$ = `g_c`, horizon `g_T`, `g_draws`
+# draws, `g_data` sample points for the gradient-descent route; $w_0$ within 120° of the teacher's direction and
+# $a_0$ (positive components) within 75° of its output vector. CI re-runs the chapter at the edges
+# (`book/ci_params/topo_beyond_remarks.yaml`). The defaults with seeds 0 to 2 and both edges of the ranges (seeds 3
+# and 7) were run while the chapter was written.
 
 # %% tags=["parameters"]
 seed = 0  # seed of every random draw
@@ -102,119 +85,86 @@ time_tol = 0.25  # fixed before the data: largest relative difference of the cro
 count_rate = 0.5  # fixed before the data: the one-sided Wilson lower end of each count must exceed this rate
 pop_alpha = 0.001  # family-wise error of the population-loss Monte Carlo test (two-sided, Bonferroni over its 5 points)
 
-# %%
-import numpy as np
-import yaml
+# %% tags=["hide-input"]
+import math
 
 from markovlib.book import params
+from markovlib.topology import appendix, homology
 
-seed = params.nonnegative_int("seed", seed)
-if isinstance(bias_cases, str):
-    bias_cases = yaml.safe_load(bias_cases)
-if not isinstance(bias_cases, (list, tuple)) or not bias_cases:
-    raise ValueError(f"bias_cases must be a non-empty list of [d, e, signs], got {bias_cases!r}")
-for i, case in enumerate(bias_cases):
-    if not isinstance(case, (list, tuple)) or len(case) != 3:
-        raise ValueError(f"bias_cases[{i}] must be [d, e, signs], got {case!r}")
-    params.positive_int(f"bias_cases[{i}][0] (d)", case[0])
-    params.positive_int(f"bias_cases[{i}][1] (e)", case[1])
-    if not isinstance(case[2], str) or not 1 <= len(case[2]) <= 3 or set(case[2]) - set("+-"):
-        raise ValueError(f"bias_cases[{i}][2] must be a string of 1 to 3 signs + or -, got {case[2]!r}")
-    sphere_dim = sum(case[0] if s_ == "+" else case[1] - 1 for s_ in case[2])  # dimension of the compact part
-    if case[0] > 2 or case[1] > 2 or sphere_dim > 2 or (len(case[2]) == 3 and case[0] * case[1] > 1):
-        raise ValueError(f"bias_cases[{i}] = {case!r} is outside the stated range (d, e at most 2; spheres of total "
-                         f"dimension at most 2; three neurons only with d = e = 1)")
-c_abs = params.real("c_abs", c_abs, 0.5, 2.0)
-trunc = params.real("trunc", trunc, 0.05, 0.15)
-n_landmarks = params.positive_int("n_landmarks", n_landmarks)
-if n_landmarks < 300:
-    raise ValueError(f"n_landmarks must be at least 300 (sparser samples give noise bars near persist_min), got {n_landmarks}")
-raw_factor = params.positive_int("raw_factor", raw_factor)
-if raw_factor < 5:
-    raise ValueError(f"raw_factor must be at least 5, got {raw_factor}")
-max_edge = params.positive_real("max_edge", max_edge)
-persist_min = params.real("persist_min", persist_min, 0.0, max_edge, closed=False)
-graph_radius = params.real("graph_radius", graph_radius, 0.4, 0.6)
-gd_bias_lr = params.real("gd_bias_lr", gd_bias_lr, 0.0, 0.01, closed=False)
-gd_bias_steps = params.positive_int("gd_bias_steps", gd_bias_steps)
-order_factor = params.real("order_factor", order_factor, 1.0, 4.0, closed=False)
-map_dims = params.positive_int("map_dims", map_dims)
-if not 12 <= map_dims <= 30:
-    raise ValueError(f"map_dims must be in [12, 30] (the stated range; the Xavier window opens at d = 12), got {map_dims}")
-l_grid_max = params.positive_int("l_grid_max", l_grid_max)
-if not 1000 <= l_grid_max <= 100000:
-    raise ValueError(f"l_grid_max must be in [1000, 100000], got {l_grid_max}")
-l_asym = params.positive_int("l_asym", l_asym)
-if not 10**5 <= l_asym <= 10**7:
-    raise ValueError(f"l_asym must be in [1e5, 1e7] (the stated range of the limits), got {l_asym}")
-if isinstance(mc_cells, str):
-    mc_cells = yaml.safe_load(mc_cells)
-if not isinstance(mc_cells, (list, tuple)) or not mc_cells:
-    raise ValueError(f"mc_cells must be a non-empty list of [scheme, d, l], got {mc_cells!r}")
-for i, cell in enumerate(mc_cells):
-    if not isinstance(cell, (list, tuple)) or len(cell) != 3 or cell[0] not in ("kaiming", "xavier"):
-        raise ValueError(f"mc_cells[{i}] must be [scheme, d, l] with scheme kaiming or xavier, got {cell!r}")
-    params.positive_int(f"mc_cells[{i}][1] (d)", cell[1])
-    params.positive_int(f"mc_cells[{i}][2] (l)", cell[2])
-    if cell[1] * cell[2] > 50000:
-        raise ValueError(f"mc_cells[{i}] = {cell!r}: d * l must be at most 50000 (time budget)")
-mc_cells = [(str(s), int(d_), int(l_)) for s, d_, l_ in mc_cells]
-for s_, d_ in sorted({(s_, d_) for s_, d_, _ in mc_cells}):
-    if len({l_ for t_, e_, l_ in mc_cells if (t_, e_) == (s_, d_)}) < 2:
-        raise ValueError(f"mc_cells must hold at least two widths l for each (scheme, d) (the rise-and-fall check compares widths), got one for ({s_!r}, {d_})")
-n_mc = params.positive_int("n_mc", n_mc)
-if n_mc < 1000:
-    raise ValueError(f"n_mc must be at least 1000, got {n_mc}")
-mc_alpha = params.real("mc_alpha", mc_alpha, 0.0, 0.5, closed=False)
-g_d = params.positive_int("g_d", g_d)
-g_e = params.positive_int("g_e", g_e)
-if not (2 <= g_d <= 5 and 2 <= g_e <= 3):
-    raise ValueError(f"g_d must be in [2, 5] and g_e in [2, 3] (the stated range), got {g_d} and {g_e}")
-g_c = params.real("g_c", g_c, -1.0, -0.1)
-g_draws = params.positive_int("g_draws", g_draws)
-if g_draws < 10:
-    raise ValueError(f"g_draws must be at least 10 (counts need 10 draws), got {g_draws}")
-g_T = params.real("g_T", g_T, 40.0, 200.0)
-g_data = params.positive_int("g_data", g_data)
-if g_data < 4000:
-    raise ValueError(f"g_data must be at least 4000 (sampling noise of the crossing time), got {g_data}")
-g_lr = params.real("g_lr", g_lr, 0.0, 0.02, closed=False)
-time_tol = params.real("time_tol", time_tol, 0.0, 1.0, closed=False)
-count_rate = params.real("count_rate", count_rate, 0.5, 1.0)
-if count_rate == 1.0:
-    raise ValueError("count_rate must be below 1 (a rate in [0.5, 1)), got 1.0")
-pop_alpha = params.real("pop_alpha", pop_alpha, 0.0, 0.05, closed=False)
+
+def _bias_case_ok(d, e, signs):
+    """The stated range of an App. E case: d, e at most 2, spheres of total dimension at most 2, three neurons only
+    with d = e = 1."""
+    sphere_dim = sum(d if s_ == "+" else e - 1 for s_ in signs)  # dimension of the compact part
+    return d <= 2 and e <= 2 and sphere_dim <= 2 and not (len(signs) == 3 and d * e > 1)
+
+
+SPEC = params.declare(
+    seed=params.Int(0, why="seed of every random draw"),
+    bias_cases=homology.cases_rule("+-", _bias_case_ok, "d, e at most 2; spheres of total dimension at most 2; "
+                                   "three neurons only with d = e = 1", why="300 landmarks cover the sample"),
+    c_abs=params.Real(0.5, 2.0, why="the samples are scaled by 1/sqrt(c_abs): one set of thresholds serves"),
+    trunc=params.Real(0.05, 0.15, why="a contractible truncation of the free factors"),
+    n_landmarks=params.Int(300, why="sparser samples give noise bars near persist_min"),
+    raw_factor=params.Int(5, why="raw points per landmark"),
+    max_edge=params.Real(0.0, math.inf, closed=False, why="true features outlive it"),
+    persist_min=params.Real(0.0, math.inf, closed=False, why="below max_edge (below)"),
+    graph_radius=params.Real(0.4, 0.6, why="above the sample spacing, below the gaps"),
+    gd_bias_lr=params.Real(0.0, 0.01, closed=False, why="a small step, close to the flow"),
+    gd_bias_steps=params.Int(1, why="steps of the gradient descent with biases"),
+    order_factor=params.Real(1.0, 4.0, closed=False, why="first order: the drift falls 4 times within this factor"),
+    map_dims=params.Int(12, 30, why="the Xavier window opens at d = 12"),
+    l_grid_max=params.Int(1000, 100000, why="the exact map of widths (time budget)"),
+    l_asym=params.Int(10**5, 10**7, why="the stated range of the limits"),
+    mc_cells=appendix.mc_cells_rule(why="the rise-and-fall check compares widths; d l is the time budget"),
+    n_mc=params.Int(1000, why="Monte Carlo draws per cell"),
+    mc_alpha=params.Real(0.0, 0.5, closed=False, why="a family-wise error level"),
+    g_d=params.Int(2, 5, why="the stated range"),
+    g_e=params.Int(2, 3, why="several outputs, the stated range"),
+    g_c=params.Real(-1.0, -0.1, why="a pathological neuron, the stated range"),
+    g_draws=params.Int(10, why="counts need 10 draws"),
+    g_T=params.Real(40.0, 200.0, why="the stated range of horizons"),
+    g_data=params.Int(4000, why="sampling noise of the crossing time"),
+    g_lr=params.Real(0.0, 0.02, closed=False, why="a step close to the flow"),
+    time_tol=params.Real(0.0, 1.0, closed=False, why="a relative difference of times"),
+    count_rate=params.Real(0.5, 1.0, why="a rate in [0.5, 1) (below 1: below)"),
+    pop_alpha=params.Real(0.0, 0.05, closed=False, why="a family-wise error level"),
+    require=[
+        ("persist_min < max_edge", lambda v: v["persist_min"] < v["max_edge"], "a feature must fit in the filtration"),
+        ("count_rate < 1", lambda v: v["count_rate"] < 1, "a rate in [0.5, 1)"),
+    ],
+)
+globals().update(SPEC.check(globals()))
 count_family = 3  # not a parameter: the three counts over the same App. G draws recorded below (Bonferroni over them)
+SPEC.table()
 
 # %%
 # %matplotlib inline
-import gudhi
+import itertools
+
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 from gudhi.subsampling import choose_n_farthest_points
 from IPython.display import display
 from scipy import special, stats
-from scipy.integrate import solve_ivp
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
-from sklearn.neighbors import radius_neighbors_graph
 
 from markovlib.book import explorers, inference, plotting, widgets
-from markovlib.book.glue import glue
 from markovlib.book.formatting import bound, fixed, fraction
+from markovlib.book.glue import glue
 from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
+from markovlib.topology import components, invariant_set, shallow_relu
 from markovlib.topology import drawings as topo_drawings
-from markovlib.topology import invariant_set as T
-from markovlib.topology import shallow_relu as S
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
-print("Prop. 6 (biases) for d = 1, e = 1, c = (+1, +1, -1):", T.poincare_polynomial(1, 1, [1.0, 1.0, -1.0], bias=True),
-      "; without biases:", T.poincare_polynomial(1, 1, [1.0, 1.0, -1.0]))
+print("Prop. 6 (biases) for d = 1, e = 1, c = (+1, +1, -1):", invariant_set.poincare_polynomial(1, 1, [1.0, 1.0, -1.0], bias=True),
+      "; without biases:", invariant_set.poincare_polynomial(1, 1, [1.0, 1.0, -1.0]))
 
 # %% [markdown]
+# (sec-topo-beyond-remarks-bias)=
 # ## App. E: biases
 #
 # With biases the network is $f(x) = W_2\,\sigma(W_1 x + b_1) + b_2$, with $b_1 \in \mathbb R^l$ (entry $b_k$ for
@@ -285,20 +235,11 @@ print("Prop. 6 (biases) for d = 1, e = 1, c = (+1, +1, -1):", T.poincare_polynom
 #
 # **The balance, checked.** Torch autograd gives the gradient of a mean squared error of a network with biases at
 # random points; the identity of {prf:ref}`topo-prop-e-balance` holds there. Gradient descent with biases (written
-# here in numpy, not the package's, which has no biases) changes the balance with the bias by
+# in `appendix.bias_mse_grads` and `appendix.bias_gd_balances`; `shallow_relu` has no biases) changes the balance with the bias by
 # $\text{step}^2(\lVert\nabla_{\tilde w}L\rVert^2 - \lVert\nabla_a L\rVert^2)$ per step, so by $O(\text{step})$ over a fixed
 # time: the drift must fall four times when the step does. The balance without the bias moves by $O(1)$.
 
 # %%
-# independent reference (do not replace with markovlib): a ReLU network with biases, its MSE and gradient in numpy
-def bias_grads(W1, b1, W2, b2, X, Y):
-    P = X @ W1.T + b1
-    H = np.maximum(P, 0.0)
-    R = (H @ W2.T + b2 - Y) / len(X)  # dL/df for L = 0.5 mean ||f - y||^2
-    G = (R @ W2) * (P > 0)
-    return G.T @ X, G.sum(0), R.T @ H, R.sum(0)
-
-
 b_rng = np.random.default_rng([seed, 1])
 ident_err, ident_scale, grad_err = 0.0, 0.0, 0.0
 for trial in range(10):
@@ -306,51 +247,47 @@ for trial in range(10):
     X_, Y_ = b_rng.normal(size=(n_, d_)), b_rng.normal(size=(n_, e_))
     shapes = ((l_, d_), (l_,), (e_, l_), (e_,))
     ws = [b_rng.normal(size=s) for s in shapes]
-    tw = [torch.tensor(w, requires_grad=True) for w in ws]
+    tw = [torch.tensor(w, requires_grad=True) for w in ws]  # Independent reference: torch autograd
     tl = 0.5 * ((torch.relu(torch.tensor(X_) @ tw[0].T + tw[1]) @ tw[2].T + tw[3] - torch.tensor(Y_)) ** 2).sum(1).mean()
     tg = [g.numpy() for g in torch.autograd.grad(tl, tw)]
-    grad_err = max(grad_err, max(np.abs(a - b).max() for a, b in zip(tg, bias_grads(*ws, X_, Y_))))
+    grad_err = max(grad_err, max(np.abs(a - b).max() for a, b in zip(tg, appendix.bias_mse_grads(*ws, X_, Y_))))
     rate_with = (ws[0] * tg[0]).sum(1) + ws[1] * tg[1] - (ws[2] * tg[2]).sum(0)
     ident_err = max(ident_err, np.abs(rate_with).max())
     ident_scale = max(ident_scale, np.abs(ws[1] * tg[1]).max())  # the rate without the bias, up to the factor 2
 print(f"autograd at 10 random networks: w.g_w + b g_b - a.g_a {bound(ident_err, 1e-13)}; "
       f"largest |b g_b| (the rate without the bias, halved) {fixed(ident_scale, 2)}")
 print(f"the numpy gradient with biases vs autograd: {bound(grad_err, 1e-13)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Prop. (balance with biases): w.g_w + b g_b - a.g_a = 0", ident_err < 1e-12 and ident_scale > 1e-3,
                     check="torch autograd of the MSE at 10 random networks with biases (d in 1..3, e in 1..2)",
                     measured=f"{bound(ident_err, 1e-13)}; without the bias |b g_b| up to {fixed(ident_scale, 2)}",
                     tolerance="1e-12; the rate without the bias above 1e-3", kind="independent")
 _ = verified.record("numpy gradient of the network with biases = autograd", grad_err < 1e-12,
-                    check="the chapter's reference gradient vs torch autograd, 10 random networks",
+                    check="appendix.bias_mse_grads vs torch autograd, 10 random networks",
                     measured=bound(grad_err, 1e-13), tolerance="1e-12", kind="independent")
 
-# gradient descent with biases on a teacher with biases, at the step gd_bias_lr and at a 4x smaller step over the
-# same time: the balance with the bias drifts at first order in the step (zero for the flow), the one without does not
+# %% [markdown]
+# Then gradient descent with biases on a teacher with biases, at the step `gd_bias_lr` and at a 4 times smaller step
+# over the same time: the balance with the bias drifts at first order in the step (zero for the flow), the one
+# without does not.
+
+# %%
 Xb = b_rng.normal(size=(200, 2))
 Yb = (np.maximum(Xb @ np.array([[1.0, -0.5], [-0.3, 1.0]]).T + np.array([0.5, -0.5]), 0) @ np.array([[1.0, -1.0]]).T
       - 0.2)
 init_b = (b_rng.normal(size=(3, 2)), b_rng.normal(size=3), b_rng.normal(size=(1, 3)), np.zeros(1))
 
 
-def gd_bias_run(lr, steps):
-    W1, b1, W2, b2 = (x.copy() for x in init_b)
-    with_b, without_b, L0 = [], [], None
-    for _ in range(steps + 1):
-        with_b.append((W1**2).sum(1) + b1**2 - (W2**2).sum(0))
-        without_b.append((W1**2).sum(1) - (W2**2).sum(0))
-        g = bias_grads(W1, b1, W2, b2, Xb, Yb)
-        W1, b1, W2, b2 = W1 - lr * g[0], b1 - lr * g[1], W2 - lr * g[2], b2 - lr * g[3]
-    with_b, without_b = np.array(with_b), np.array(without_b)
-    return np.abs(with_b - with_b[0]).max(), np.abs(without_b - without_b[0]).max()
-
-
-bias_drift, nobias_change = gd_bias_run(gd_bias_lr, gd_bias_steps)
-bias_drift4, nobias_change4 = gd_bias_run(gd_bias_lr / 4, 4 * gd_bias_steps)
+bias_drift, nobias_change = appendix.bias_gd_balances(init_b, Xb, Yb, gd_bias_lr, gd_bias_steps)
+bias_drift4, nobias_change4 = appendix.bias_gd_balances(init_b, Xb, Yb, gd_bias_lr / 4, 4 * gd_bias_steps)
 drift_ratio = bias_drift4 / bias_drift
 print(f"gradient descent with biases to t = {gd_bias_lr * gd_bias_steps:g}: drift of ||w||^2 + b^2 - ||a||^2 "
       f"{fixed(bias_drift, 4)} at step {gd_bias_lr}, {fixed(bias_drift4, 4)} at step {gd_bias_lr / 4} (ratio "
       f"{fixed(drift_ratio, 2)}, first order: 1/4); largest change of ||w||^2 - ||a||^2 {fixed(nobias_change, 1)} and "
       f"{fixed(nobias_change4, 1)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("the balance with the bias is conserved by the flow, the one without it is not",
                     1 / (4 * order_factor) < drift_ratio < order_factor / 4 and nobias_change4 > 10 * bias_drift,
                     check=f"numpy gradient descent with biases, 3 neurons, to t = {gd_bias_lr * gd_bias_steps:g} at steps "
@@ -364,6 +301,7 @@ _ = glue("bias_drift", f"first order in the step (drift {fixed(bias_drift, 4)} a
 _ = glue("nobias_change", fixed(nobias_change4, 1))
 
 # %% [markdown]
+# (sec-topo-beyond-remarks-bias-topology)=
 # **The topology, checked.** The samples use only the defining equations. For each neuron, random points of a
 # ball in $\mathbb R^{d+1}\times\mathbb R^e$ (with the bias) or $\mathbb R^{d}\times\mathbb R^e$ (without) are moved
 # onto the quadric $\lVert\tilde w\rVert^2 - \lVert a\rVert^2 = c_k$ by Newton steps along the gradient of the
@@ -377,50 +315,6 @@ _ = glue("nobias_change", fixed(nobias_change4, 1))
 # without the bias. None of this uses Prop. 6 or Cor. 4: the counts are compared with them afterwards.
 
 # %%
-def sample_quadric(din, e, c, n, t, rng):
-    """n points of ||u||^2 - ||a||^2 = c in R^din x R^e, inside the ball of radius sqrt(|c| + 2 t^2): random points
-    of that ball moved onto the quadric by Newton steps along the gradient of the equation (the equation only)."""
-    radius = np.sqrt(abs(c) + 2 * t**2)
-    sgn = np.concatenate([np.ones(din), -np.ones(e)])
-    out, have = [], 0
-    while have < n:
-        z = rng.normal(size=(4 * n, din + e))
-        z *= radius * rng.uniform(size=(4 * n, 1)) ** (1 / (din + e)) / np.linalg.norm(z, axis=1, keepdims=True)
-        for _ in range(60):
-            g = 2 * sgn * z
-            z = z - (((sgn * z**2).sum(1) - c) / (g**2).sum(1))[:, None] * g
-        keep = (np.abs((sgn * z**2).sum(1) - c) < 1e-10) & (np.linalg.norm(z, axis=1) <= radius)
-        out.append(z[keep])
-        have += int(keep.sum())
-    return np.vstack(out)[:n]
-
-
-def sample_H(d, e, c, n, t, rng, bias):
-    parts = [sample_quadric(d + int(bias), e, ck, n, t, rng) for ck in c]
-    if bias:
-        parts.append(rng.uniform(-t, t, size=(n, e)))  # the output bias b2
-    return np.hstack(parts)
-
-
-def rips_betti(X, top_dim):
-    st = gudhi.RipsComplex(points=X, max_edge_length=max_edge).create_simplex_tree(max_dimension=1)
-    st.collapse_edges(nb_iterations=10)
-    st.expansion(top_dim + 1)
-    st.compute_persistence()
-    counts, noise, signal = [], 0.0, np.inf
-    for k in range(top_dim + 1):
-        iv = st.persistence_intervals_in_dimension(k)
-        life = np.minimum(iv[:, 1], max_edge) - iv[:, 0] if len(iv) else np.zeros(0)
-        counts.append(int(np.sum(life > persist_min)))
-        noise = max(noise, float(life[life <= persist_min].max(initial=0.0)))
-        signal = min(signal, float(life[life > persist_min].min(initial=np.inf)))
-    return counts, noise, signal
-
-
-def graph_b0(points):
-    return connected_components(radius_neighbors_graph(points, graph_radius, mode="connectivity"), directed=False)[0]
-
-
 rng = np.random.default_rng(seed)
 scale = np.sqrt(c_abs)
 ph_ok, graph_ok, nobias_ok, worst_noise, worst_signal, rows = True, True, True, 0.0, np.inf, []
@@ -429,28 +323,31 @@ print(f"{'d':>2}{'e':>3}  {'c':<6}{'Prop. 6':<14}{'gudhi (Rips)':<14}{'graph b0'
       f"{'no bias: graph b0':>19}{'Cor. 1':>8}")
 for d_, e_, sg in bias_cases:
     c = [c_abs if s == "+" else -c_abs for s in sg]
-    P = list(T.betti_numbers(d_, e_, c, bias=True))
+    P = list(invariant_set.betti_numbers(d_, e_, c, bias=True))
     top = (2 if len(c) == 1 else 1) if len(c) < 3 else 0   # b0..b2 for one neuron, b0, b1 for two, b0 for three
-    raw = sample_H(d_, e_, c, raw_factor * n_landmarks, trunc * scale, rng, bias=True)
+    raw = homology.sample_invariant_set(d_, e_, c, raw_factor * n_landmarks, trunc * scale, rng, bias=True)
     for k, ck in enumerate(c):  # every point on its quadric (the samples' own residual)
         blk = raw[:, k * (d_ + 1 + e_):(k + 1) * (d_ + 1 + e_)]
         max_res = max(max_res, np.abs((blk[:, :d_ + 1] ** 2).sum(1) - (blk[:, d_ + 1:] ** 2).sum(1) - ck).max())
     raw = raw / scale
     X = np.asarray(choose_n_farthest_points(points=raw, nb_points=n_landmarks, starting_point=0))
-    counts, noise, signal = rips_betti(X, top)
-    b0_graph = graph_b0(raw)
-    b0_nobias = graph_b0(sample_H(d_, e_, c, raw_factor * n_landmarks, trunc * scale, rng, bias=False) / scale)
+    counts, noise, signal = homology.rips_betti(X, top, persist_min, max_edge)
+    b0_graph = homology.graph_components(raw, graph_radius)
+    raw_nobias = homology.sample_invariant_set(d_, e_, c, raw_factor * n_landmarks, trunc * scale, rng, bias=False)
+    b0_nobias = homology.graph_components(raw_nobias / scale, graph_radius)
     want = (P + [0] * (top + 1))[: top + 1]
     ph_ok &= counts == want
-    graph_ok &= b0_graph == T.n_components(d_, e_, c, bias=True) == P[0]
-    nobias_ok &= b0_nobias == T.n_components(d_, e_, c)
+    graph_ok &= b0_graph == invariant_set.n_components(d_, e_, c, bias=True) == P[0]
+    nobias_ok &= b0_nobias == invariant_set.n_components(d_, e_, c)
     worst_noise, worst_signal = max(worst_noise, noise), min(worst_signal, signal)
     rows.append((d_, e_, sg, P, counts, b0_graph, b0_nobias))
-    print(f"{d_:>2}{e_:>3}  {sg:<6}{str(P):<14}{str(counts):<14}{b0_graph:>9}{T.n_components(d_, e_, c, bias=True):>8}"
-          f"{b0_nobias:>19}{T.n_components(d_, e_, c):>8}")
+    print(f"{d_:>2}{e_:>3}  {sg:<6}{str(P):<14}{str(counts):<14}{b0_graph:>9}{invariant_set.n_components(d_, e_, c, bias=True):>8}"
+          f"{b0_nobias:>19}{invariant_set.n_components(d_, e_, c):>8}")
 print(f"samples on their quadrics: {bound(max_res, 1e-10)}; longest noise bar < "
       f"{fixed(np.ceil(worst_noise * 20) / 20, 2)}; shortest feature bar, cut at max_edge, > "
       f"{fixed(np.floor(worst_signal * 20) / 20, 2)}; threshold {persist_min}")
+
+# %% tags=["hide-input"]
 d1 = [r for r in rows if r[0] == 1 and "+" in r[2]]
 d1_text = "; ".join(f"d = 1, e = {r[1]}, signs {r[2]}: {r[6]} components without, {r[5]} with" for r in d1[:3])
 _ = verified.record("samples lie on H(c) (Newton projection)", max_res < 1e-9,
@@ -471,7 +368,7 @@ _ = verified.record("Cor. 4 (with biases) and Cor. 1 (without): components by a 
                     check=f"components of the radius-{graph_radius} graph on {raw_factor * n_landmarks} raw points, "
                           "samples with and without the bias, vs n_components(..., bias=True / False)",
                     measured=f"{sum(r[5] == r[3][0] for r in rows)}/{len(rows)} with, "
-                             f"{sum(r[6] == T.n_components(r[0], r[1], [1.0 if s == '+' else -1.0 for s in r[2]]) for r in rows)}"
+                             f"{sum(r[6] == invariant_set.n_components(r[0], r[1], [1.0 if s == '+' else -1.0 for s in r[2]]) for r in rows)}"
                              f"/{len(rows)} without",
                     tolerance="exact", kind="independent")
 _ = glue("ph_cases", fraction(sum(r[4] == (r[3] + [0] * 3)[:len(r[4])] for r in rows), len(rows)))
@@ -488,31 +385,6 @@ _ = glue("d1_contrast", d1_text)
 # function with biases is compared before and after.
 
 # %%
-import itertools
-
-
-def reached_bias(c, s, probe, r_):
-    l = len(c)
-    patho = np.flatnonzero(c < 0)
-    W1a = r_.normal(size=(l, 2))  # columns: w (d = 1) and the bias b
-    a = r_.normal(size=l)
-    if probe % 2 == 0:
-        a[c > 0] = 0.0
-    a[patho] = (np.abs(a[patho]) + 1e-3) * np.array(s)
-    W1a, a = T.rescale_to(W1a, a, c)
-    xt = r_.normal(size=(20, 1))
-    f0 = np.maximum(xt * W1a[:, 0] + W1a[:, 1], 0) @ a
-    out, fun_err = set(), 0.0
-    for perm in itertools.permutations(range(l)):
-        try:
-            Q1, Qa = T.rescale_to(W1a[list(perm)], a[list(perm)], c)
-        except ValueError:  # a zero output weight cannot be rescaled onto c_k < 0 (Prop. 4)
-            continue
-        fun_err = max(fun_err, np.abs(np.maximum(xt * Q1[:, 0] + Q1[:, 1], 0) @ Qa - f0).max())
-        out.add(tuple(int(v) for v in np.sign(Qa[patho])))
-    return out, fun_err
-
-
 eff_rng = np.random.default_rng([seed, 2])
 eff_ok, eff_fun, eff_rows = True, 0.0, []
 for l in (3, 4):
@@ -523,23 +395,28 @@ for l in (3, 4):
         for s in signs:
             sets = []
             for probe in range(4):
-                reach, ferr = reached_bias(c, s, probe, eff_rng)
+                reach, ferr, _ = components.reached_components(c, s, probe, eff_rng, bias=True)
                 sets.append(reach)
                 eff_fun = max(eff_fun, ferr)
             rel[s] = set.intersection(*sets)
         classes = {frozenset(v) for v in rel.values()}
         sums_ok = all(len({sum(s) for s in cl}) == 1 for cl in classes)
-        eff_ok &= sums_ok and len(classes) == T.n_effective_components(1, 1, c, bias=True)
-        eff_rows.append((l, lm, len(classes), T.n_effective_components(1, 1, c, bias=True),
-                         T.n_effective_components(1, 1, c)))
+        eff_ok &= sums_ok and len(classes) == invariant_set.n_effective_components(1, 1, c, bias=True)
+        eff_rows.append((l, lm, len(classes), invariant_set.n_effective_components(1, 1, c, bias=True),
+                         invariant_set.n_effective_components(1, 1, c)))
 print(f"{'l':>2}{'l-':>4}{'enumerated classes':>20}{'bias=True':>11}{'bias=False (d = 1)':>20}")
 for r in eff_rows:
     print(f"{r[0]:>2}{r[1]:>4}{r[2]:>20}{r[3]:>11}{r[4]:>20}")
 print("network function with biases unchanged by every permutation + rescaling:", bound(eff_fun, 1e-12))
+
+# %% tags=["hide-input"]
 _ = verified.record("effective components with biases at d = 1: l- + 1", eff_ok and eff_fun < 1e-12,
                     check="enumeration of permutations + Prop. 4 rescalings of [W1 | b1], l in (3, 4), every l-",
                     measured=f"{sum(r[2] == r[3] for r in eff_rows)}/{len(eff_rows)} cases; function {bound(eff_fun, 1e-12)}",
                     tolerance="exact; 1e-12", kind="independent")
+
+# %% [markdown]
+# One neuron with one input and one output, without and with the bias:
 
 # %%
 fig = plt.figure(figsize=(13, 4.4), layout="constrained")
@@ -578,6 +455,7 @@ fig.suptitle(f"One neuron with one input and one output, |c| = {c_abs}: the bias
 plt.show()
 
 # %% [markdown]
+# (sec-topo-beyond-remarks-width)=
 # ## Sec. 7 against App. F: the obstruction probability and the width
 #
 # App. F draws the weights i.i.d., $W_1 \sim \mathcal N(0, \sigma_w^2)$ and $W_2 \sim \mathcal N(0, \sigma_a^2)$,
@@ -646,27 +524,32 @@ closed = {  # this chapter's closed forms (topo-prop-f-closed), written without 
     ("xavier", 1): -np.expm1(ls_all * np.log(0.5)),
     ("xavier", 2): -np.expm1(ls_all / 2 * np.log((ls_all + 1) / (2 * ls_all + 3))),
 }
-closed_err = max(np.abs(cf - T.obstruction_probability(d_, ls_all.astype(int), s_)).max() for (s_, d_), cf in closed.items())
+closed_err = max(np.abs(cf - invariant_set.obstruction_probability(d_, ls_all.astype(int), s_)).max() for (s_, d_), cf in closed.items())
 print(f"closed forms (Kaiming and Xavier, d = 1, 2) vs obstruction_probability, {ls_all.size} widths up to "
       f"{l_asym:.0e}: {bound(closed_err, 1e-12)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Prop. (closed forms): Kaiming and Xavier at d = 1, 2", closed_err < 1e-10,
                     check=f"the chapter's closed forms vs obstruction_probability, every l <= {l_grid_max} and a log grid "
                           f"to {l_asym:.0e}", measured=bound(closed_err, 1e-12), tolerance="1e-10", kind="independent")
 _ = glue("closed_err", bound(closed_err, 1e-12))
 
-# limits at large width
+# %% [markdown]
+# The limits at large width, at `l_asym`, with the next-order terms of the proof as tolerances:
+
+# %%
 L = float(l_asym)
-P_k1 = T.obstruction_probability(1, ls_all.astype(int), "kaiming")
+P_k1 = invariant_set.obstruction_probability(1, ls_all.astype(int), "kaiming")
 k1_bound = np.exp(-(2 / np.pi) * (np.sqrt(ls_all) - 1 / (3 * np.sqrt(ls_all))))   # (1 - p)^l <= exp(-l p)
 k1_ok = bool(np.all(1 - P_k1 <= k1_bound + 1e-15))
 k1_ratio = -(L * np.log1p(-2 / np.pi * np.arctan(L ** -0.5))) / (2 * np.sqrt(L) / np.pi)
-k2_scaled = L * (1 - np.exp(-1) - T.obstruction_probability(2, l_asym, "kaiming"))
+k2_scaled = L * (1 - np.exp(-1) - invariant_set.obstruction_probability(2, l_asym, "kaiming"))
 k2_err = abs(k2_scaled - np.exp(-1))
 kd_rows, kd_ok = [], True
 for d_ in (3, 4, 5, 10):
     C_d = special.gamma((d_ + 1) / 2) / (np.sqrt(np.pi) * special.gamma(d_ / 2 + 1))
     lead = C_d * d_ ** (d_ / 2) * L ** (1 - d_ / 2)
-    ratio = T.obstruction_probability(d_, l_asym, "kaiming") / lead
+    ratio = invariant_set.obstruction_probability(d_, l_asym, "kaiming") / lead
     A_d = d_**2 * (d_ + 1) / (2 * (d_ + 2))
     tol_d = 2 * (A_d / L + lead / 2)   # twice the next-order terms of the proof
     kd_ok &= abs(ratio - 1) < tol_d
@@ -677,6 +560,8 @@ print(f"Kaiming d = 2: l (1 - 1/e - P) at l = {l_asym:.0e}: {fixed(k2_scaled, 5)
 for d_, ratio, tol_d in kd_rows:
     print(f"Kaiming d = {d_}: P / (C_d d^(d/2) l^(1 - d/2)) at l = {l_asym:.0e}: {fixed(ratio, 6)} "
           f"(next-order tolerance {tol_d:.1e})")
+
+# %% tags=["hide-input"]
 _ = verified.record("Prop. (limits) 1: Kaiming, d = 1, P -> 1", k1_ok and abs(k1_ratio - 1) < 1 / np.sqrt(L),
                     check=f"obstruction_probability vs the bound exp(-l p) of the proof, every width; the closed form's "
                           f"rate at l = {l_asym:.0e}",
@@ -691,25 +576,23 @@ _ = verified.record("Prop. (limits) 3: Kaiming, d >= 3, P ~ C_d d^(d/2) l^(1 - d
                     tolerance="twice the next-order terms of the proof, per d", kind="independent")
 _ = glue("kd2_limit", fixed(k2_scaled, 5))
 
-# Xavier: the lower bound 1 - (1 - p_inf)^l, the width where P passes 1/2, the issue's values at d = 10
-def log_survival(d, l, scheme):
-    """log(1 - P) = l log(1 - p), p from scipy's F distribution (App. F), for integer arrays l."""
-    x = l if scheme == "kaiming" else d * (l + 1.0) / (d + l)
-    return l * np.log1p(-stats.f.sf(x, 1, d))
+# %% [markdown]
+# Xavier: the lower bound $1 - (1 - p_\infty)^l$, the width where $P$ passes $1/2$, and $d = 10$ at every width
+# (`appendix.log_survival` gives $\log(1 - P)$, which does not round to 0):
 
-
+# %%
 dims = np.arange(1, map_dims + 1)
 p_inf = special.betainc(dims / 2, 0.5, 0.5)   # I_{1/2}(d/2, 1/2) = P(Z^2 > chi2_d)
 x_bound_ok, x_half = True, {}
 for d_ in dims:
-    Px = T.obstruction_probability(int(d_), ls_all.astype(int), "xavier")
+    Px = invariant_set.obstruction_probability(int(d_), ls_all.astype(int), "xavier")
     x_bound_ok &= bool(np.all(Px >= -np.expm1(ls_all * np.log1p(-p_inf[d_ - 1])) - 1e-12))
     l_b = int(np.ceil(np.log(2) / p_inf[d_ - 1]))
-    x_half[int(d_)] = (l_b, T.obstruction_probability(int(d_), l_b, "xavier"))
+    x_half[int(d_)] = (l_b, invariant_set.obstruction_probability(int(d_), l_b, "xavier"))
 x_half_ok = all(P_ >= 0.5 for _, P_ in x_half.values())
-x_inf = T.obstruction_probability(dims, l_asym, "xavier")
-x10 = T.obstruction_probability(10, np.arange(1, l_grid_max + 1), "xavier")
-x10_log_steps = np.diff(log_survival(10, np.arange(1, l_grid_max + 1, dtype=float), "xavier"))  # < 0: P rises
+x_inf = invariant_set.obstruction_probability(dims, l_asym, "xavier")
+x10 = invariant_set.obstruction_probability(10, np.arange(1, l_grid_max + 1), "xavier")
+x10_log_steps = np.diff(appendix.log_survival(10, np.arange(1, l_grid_max + 1, dtype=float), "xavier"))  # < 0: P rises
 x10_rising = bool(np.all(np.diff(x10) >= 0) and np.all(x10_log_steps < 0))
 # independent route: F(1, d) is the square of Student's t with d degrees of freedom, so p = 2 P[T_d > sqrt(x)]
 l10 = np.arange(1, l_grid_max + 1, dtype=float)
@@ -717,6 +600,11 @@ x10_t_log = l10 * np.log1p(-2 * stats.t.sf(np.sqrt(10 * (l10 + 1) / (10 + l10)),
 x10_t_err = float(np.max(np.abs(x10 - -np.expm1(x10_t_log))))
 x10_t_rising = bool(np.all(np.diff(x10_t_log) < 0))
 x10_ok = x10_t_err < 1e-12 and x10_rising and x10_t_rising
+
+# %% [markdown]
+# The bound at every width, the width where $P$ passes $1/2$, and $d = 10$:
+
+# %%
 show_d = [d_ for d_ in (10, 20, 30) if d_ <= map_dims]
 half_text = ", ".join(f"l = {x_half[d_][0]} at d = {d_}" for d_ in show_d)
 print(f"Xavier: P >= 1 - (1 - p_inf)^l at every width and every d <= {map_dims}: {x_bound_ok}; "
@@ -724,6 +612,8 @@ print(f"Xavier: P >= 1 - (1 - p_inf)^l at every width and every d <= {map_dims}:
 print(f"Xavier at l = {l_asym:.0e}: smallest P over d <= {map_dims} is {fixed(x_inf.min(), 3)}")
 print(f"Xavier, d = 10: P = {fixed(x10[0], 4)} at l = 1, {fixed(x10[99], 4)} at l = 100; rising at every width up "
       f"to {l_grid_max}: {x10_rising}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Prop. (limits) 4: Xavier, every d, P >= 1 - (1 - p_inf)^l -> 1", x_bound_ok and x_half_ok,
                     check=f"obstruction_probability vs the bound with p_inf = I_1/2(d/2, 1/2) (scipy), d <= {map_dims}, "
                           f"every width; P at l = ln 2 / p_inf",
@@ -741,6 +631,7 @@ _ = glue("x10_l100", fixed(x10[99], 2))
 _ = glue("x_half", half_text)
 
 # %% [markdown]
+# (sec-topo-beyond-remarks-width-map)=
 # **Where does the probability fall with width?** For every $d \le$ `map_dims` and every width $l \le$ `l_grid_max`,
 # the cell below asks whether $P(l + 1) < P(l)$. It uses $\log(1 - P) = l\log(1 - p)$ with $p$ from scipy's F
 # distribution, so that the comparison still works where $P$ rounds to 1. Beyond `l_grid_max` the limits above take
@@ -751,24 +642,21 @@ l_map = np.arange(1, l_grid_max + 2, dtype=float)
 falls = {}  # (scheme, d) -> boolean array over l = 1..l_grid_max: P(l + 1) < P(l)
 for scheme in ("kaiming", "xavier"):
     for d_ in dims:
-        falls[scheme, int(d_)] = np.diff(log_survival(d_, l_map, scheme)) > 0
+        falls[scheme, int(d_)] = np.diff(appendix.log_survival(d_, l_map, scheme)) > 0
 
 
-def runs(mask):
-    """The maximal runs of equal values of a boolean array, as (value, first l, last l)."""
-    cuts = np.flatnonzero(np.diff(mask.astype(int))) + 1
-    starts, ends = np.r_[0, cuts], np.r_[cuts, mask.size] - 1
-    return [(bool(mask[a]), int(a) + 1, int(b) + 1) for a, b in zip(starts, ends)]
+# %% [markdown]
+# The shape of each row of the map (`appendix.boolean_runs`: the runs of widths where $P$ rises or falls):
 
-
-shape = {key: [v for v, _, _ in runs(m)] for key, m in falls.items()}
+# %%
+shape = {key: [v for v, _, _ in appendix.boolean_runs(m)] for key, m in falls.items()}
 k_rise = [d_ for d_ in dims if shape["kaiming", d_] == [False]]
 k_peak = [d_ for d_ in dims if shape["kaiming", d_] == [False, True]]
 k_fall = [d_ for d_ in dims if shape["kaiming", d_] == [True]]
 x_rise = [d_ for d_ in dims if shape["xavier", d_] == [False]]
 x_window = [d_ for d_ in dims if shape["xavier", d_] == [False, True, False]]
-peak_at = {d_: runs(falls["kaiming", d_])[0][2] + 1 for d_ in k_peak}  # P is largest at this width
-window = {d_: runs(falls["xavier", d_])[1][1:] for d_ in x_window}      # P falls from l to l + 1 for l in this range
+peak_at = {d_: appendix.boolean_runs(falls["kaiming", d_])[0][2] + 1 for d_ in k_peak}  # P is largest at this width
+window = {d_: appendix.boolean_runs(falls["xavier", d_])[1][1:] for d_ in x_window}      # P falls from l to l + 1 for l in this range
 k_frac = sum(int(falls["kaiming", d_].sum()) for d_ in dims)
 x_frac = sum(int(falls["xavier", d_].sum()) for d_ in dims)
 n_cells = len(dims) * l_grid_max
@@ -782,6 +670,8 @@ print(f"Xavier: P rises at every width for d in {x_rise[0]}..{x_rise[-1]}; for d
       + ", ".join(f"d = {d_}: falls for l in [{window[d_][0]}, {window[d_][1] + 1}]" for d_ in sorted({x_window[0], x_window[-1]})))
 print(f"steps l -> l + 1 at which P falls: Kaiming {fraction(k_frac, n_cells)}, Xavier {fraction(x_frac, n_cells)} "
       f"(d <= {map_dims}, l <= {l_grid_max})")
+
+# %% tags=["hide-input"]
 _ = verified.record("Sec. 7 'decreases rapidly with width': where P falls", shapes_ok,
                     check=f"sign of P(l + 1) - P(l) for every d <= {map_dims}, l <= {l_grid_max} (scipy's F in log form)",
                     measured=f"falls at {fraction(k_frac, n_cells)} Kaiming steps, {fraction(x_frac, n_cells)} Xavier "
@@ -818,11 +708,16 @@ for scheme, d_, l_ in mc_cells:
         a = mc_rng.normal(scale=np.sqrt(sa2), size=(m, l_))
         k += int(np.sum(np.any(a**2 > (w**2).sum(-1), axis=1)))
     lo, hi = wilson_interval(k, n_mc, z=z_mc)
-    mc[scheme, d_, l_] = (k, lo, hi, T.obstruction_probability(d_, l_, scheme))
+    mc[scheme, d_, l_] = (k, lo, hi, invariant_set.obstruction_probability(d_, l_, scheme))
 inside = sum(lo <= P_ <= hi for k, lo, hi, P_ in mc.values())
 print(f"{'scheme':>8}{'d':>4}{'l':>6}{'formula':>10}{'Monte Carlo':>14}  interval (z = {z_mc:.2f})")
 for (scheme, d_, l_), (k, lo, hi, P_) in mc.items():
     print(f"{scheme:>8}{d_:>4}{l_:>6}{fixed(P_, 3):>10}{fraction(k, n_mc):>14}  [{fixed(lo, 3)}, {fixed(hi, 3)}]")
+
+# %% [markdown]
+# Between neighbouring widths of the same scheme and $d$, the direction that the Monte Carlo alone decides:
+
+# %%
 pairs, pairs_agree, pairs_decided = [], 0, 0
 for (s1, d1_, l1), v1 in mc.items():
     for (s2, d2_, l2), v2 in mc.items():
@@ -834,6 +729,8 @@ for (s1, d1_, l1), v1 in mc.items():
             pairs_agree += mc_dir == f_dir
 for s_, d_, l1, l2, mc_dir, f_dir in pairs:
     print(f"{s_} d = {d_}, l = {l1} -> {l2}: Monte Carlo: {mc_dir}; formula: {f_dir}")
+
+# %% tags=["hide-input"]
 _ = verified.record("App. F formula inside the Monte Carlo intervals", inside == len(mc),
                     check=f"{n_mc} draws of Gaussian weights per cell, {len(mc)} cells (Kaiming and Xavier, widths up to "
                           f"{max(l_ for _, _, l_ in mc_cells)})",
@@ -882,7 +779,7 @@ for col, scheme in enumerate(("kaiming", "xavier")):
     ax = axes[0, col]
     for i, d_ in enumerate(show_dims):
         colour = cmap(i / max(1, len(show_dims) - 1))
-        ax.semilogx(l_plot, T.obstruction_probability(d_, l_plot, scheme), color=colour, label=f"d = {d_}")
+        ax.semilogx(l_plot, invariant_set.obstruction_probability(d_, l_plot, scheme), color=colour, label=f"d = {d_}")
         cells = [(l_, v) for (s_, dd, l_), v in mc.items() if s_ == scheme and dd == d_]
         for l_, (k, lo, hi, _) in cells:
             ax.errorbar([l_], [k / n_mc], yerr=[[k / n_mc - lo], [hi - k / n_mc]], fmt="o", color=colour, ms=5, capsize=3)
@@ -928,6 +825,11 @@ static = explorers.static_explorer(
     title="App. F's obstruction probability", initial={"d": 2, "l": 10}, progress=False,
     value=lambda out: f"Kaiming P = {out['kaiming']:.3g}, Xavier P = {out['xavier']:.3g}")
 static.show()
+
+# %% [markdown]
+# The frames' values against App. F written with Student's t (scipy only):
+
+# %%
 # App. F by another route (scipy only): a / s_a over ||w|| / (sqrt(d) s_w) is Student-t with d degrees of freedom,
 # so p = 2 P[T > sqrt(arg)], arg = l (Kaiming) or d (l + 1) / (d + l) (Xavier), and P = 1 - (1 - p)^l
 ex_err = 0.0
@@ -937,6 +839,8 @@ for (d_, l_), out in zip(itertools.product(ex_dims, ex_widths), static.results):
         ref = -np.expm1(l_ * np.log1p(-p_t))
         ex_err = max(ex_err, abs(out[scheme] - ref) / ref)
 print(f"{static.n_frames} frames; largest relative difference to the Student-t form {bound(ex_err, 1e-10)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("explorer: every frame shows App. F's probability (Kaiming and Xavier)", ex_err < 1e-8,
                     kind="independent",
                     check="the frames' values vs 1 - (1 - 2 P[T_d > sqrt(arg)])^l with scipy's Student t, on the slider "
@@ -950,6 +854,7 @@ _ = verified.record("explorer: every frame shows App. F's probability (Kaiming a
 # under them gives the two probabilities at the chosen $(d, l)$.
 
 # %% [markdown]
+# (sec-topo-beyond-remarks-outputs)=
 # ## App. G for several outputs
 #
 # App. G explains {prf:ref}`topo-prop-3`: with one output, a pathological neuron has
@@ -1009,64 +914,28 @@ _ = verified.record("explorer: every frame shows App. F's probability (Kaiming a
 # checked against Monte Carlo, and its gradient against torch autograd.
 
 # %%
-# independent reference (do not replace with markovlib): the population loss and gradient of one neuron
-def kappa(cos_t):
-    t = np.arccos(np.clip(cos_t, -1.0, 1.0))
-    return np.sin(t) + (np.pi - t) * np.cos(t), t
-
-
-def pop_loss(w, a, u, v):
-    nw = np.linalg.norm(w)
-    k, _ = kappa(w @ u / nw)
-    return 0.25 * (a @ a) * nw**2 - (a @ v) * nw * k / (2 * np.pi) + 0.25 * (v @ v)
-
-
-def pop_grad(w, a, u, v):
-    nw = np.linalg.norm(w)
-    k, t = kappa(w @ u / nw)
-    ga = 0.5 * nw**2 * a - nw * k / (2 * np.pi) * v
-    gw = 0.5 * (a @ a) * w - (a @ v) / (2 * np.pi) * (np.sin(t) * w / nw + (np.pi - t) * u)
-    return gw, ga
-
-
-def draw_g(r_):
-    u = r_.normal(size=g_d)
-    u /= np.linalg.norm(u)
-    v = r_.uniform(0.5, 1.5, size=g_e)
-    v[0] = -v[0]
-    while True:  # w0 within 120 degrees of u
-        w0 = r_.normal(size=g_d)
-        if w0 @ u / np.linalg.norm(w0) >= -0.5:
-            break
-    w0 *= r_.uniform(0.5, 1.0) / np.linalg.norm(w0)
-    while True:  # a0 with positive components within 75 degrees of v
-        ad = r_.uniform(0.05, 1.0, size=g_e)
-        ad /= np.linalg.norm(ad)
-        if ad @ v / np.linalg.norm(v) >= np.cos(np.radians(75)):
-            break
-    return u, v, w0, ad * np.sqrt(w0 @ w0 - g_c)
-
-
 g_rng = np.random.default_rng([seed, 7])
-# the closed form against Monte Carlo, and the gradient against autograd, at random points
-mc_z, ag_err = 0.0, 0.0
+mc_z, ag_err = 0.0, 0.0  # the closed form against Monte Carlo, the gradient against autograd, at random points
 for _ in range(5):
-    u, v, w0, a0 = draw_g(g_rng)
+    u, v, w0, a0 = appendix.draw_construction(g_rng, g_d, g_e, g_c)
     w0 = w0 + g_rng.normal(size=g_d)  # also points off the constructed family
     xs = g_rng.normal(size=(200_000, g_d))
     vals = 0.5 * ((np.maximum(xs @ w0, 0)[:, None] * a0 - np.maximum(xs @ u, 0)[:, None] * v) ** 2).sum(1)
-    mc_z = max(mc_z, abs(vals.mean() - pop_loss(w0, a0, u, v)) / (vals.std() / np.sqrt(len(vals))))
+    mc_z = max(mc_z, abs(vals.mean() - appendix.population_loss(w0, a0, u, v)) / (vals.std() / np.sqrt(len(vals))))
+    # Independent reference: torch autograd of the closed form
     tw, ta = torch.tensor(w0, requires_grad=True), torch.tensor(a0, requires_grad=True)
     tu, tv = torch.tensor(u), torch.tensor(v)
     nw = torch.linalg.norm(tw)
     th = torch.arccos(torch.clamp(tw @ tu / nw, -1, 1))
     tl = 0.25 * (ta @ ta) * nw**2 - (ta @ tv) * nw * (torch.sin(th) + (np.pi - th) * torch.cos(th)) / (2 * np.pi)
     gw_t, ga_t = torch.autograd.grad(tl, (tw, ta))
-    gw, ga = pop_grad(w0, a0, u, v)
+    gw, ga = appendix.population_grad(w0, a0, u, v)
     ag_err = max(ag_err, np.abs(gw - gw_t.numpy()).max(), np.abs(ga - ga_t.numpy()).max())
 z_pop = inference.wilson_lower_z(pop_alpha / 2, family=5)
 print(f"population loss: closed form vs Monte Carlo (2e5 samples, 5 points), largest |z| {fixed(mc_z, 1)} "
       f"(family-wise {pop_alpha:g} bound {fixed(z_pop, 2)}); gradient vs torch autograd {bound(ag_err, 1e-13)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("population loss (arc-cosine kernel) = Monte Carlo", mc_z < z_pop,
                     check="2e5 Gaussian inputs at 5 random (w, a, u, v); z-score of the difference",
                     measured=f"largest |z| {fixed(mc_z, 1)}", tolerance=f"{fixed(z_pop, 2)} (two-sided, family-wise {pop_alpha:g}, Bonferroni over 5)",
@@ -1075,42 +944,27 @@ _ = verified.record("population gradient = autograd", ag_err < 1e-12, check="tor
                     measured=bound(ag_err, 1e-13), tolerance="1e-12", kind="independent")
 
 
-def flow_g(w0, a0, u, v):
-    dw = len(w0)
-    rhs = lambda _, z: -np.concatenate(pop_grad(z[:dw], z[dw:], u, v))  # noqa: E731
-    down = lambda _, z: z[dw]  # noqa: E731
-    down.direction = -1.0
-    up = lambda _, z: z[dw]  # noqa: E731
-    up.direction = 1.0
-    dead = lambda _, z: np.linalg.norm(z[:dw]) - 1e-6  # noqa: E731
-    dead.terminal = True  # the neuron switched off: w = 0 is then a rest point (a no longer moves, w stays 0)
-    sol = solve_ivp(rhs, (0.0, g_T), np.concatenate([w0, a0]), method="DOP853", rtol=1e-10, atol=1e-12,
-                    events=[down, up, dead], dense_output=True)
-    assert sol.success, sol.message
-    return sol
+# %% [markdown]
+# The draws: for each, the flow with $e$ = `g_e` outputs and with one output (`appendix.population_flow`), on a grid
+# of 801 times, and the package's gradient descent on a sample of `g_data` points.
 
-
-def at_times(sol, tt):
-    """The flow at the times tt, held at its last state after a switch-off."""
-    return sol.sol(np.minimum(tt, sol.t[-1]))
-
-
+# %%
 g_runs = []
 for i in range(g_draws):
-    u, v, w0, a0 = draw_g(g_rng)
-    sol = flow_g(w0, a0, u, v)
-    sol1 = flow_g(w0, np.array([np.sqrt(w0 @ w0 - g_c)]), u, v[:1])  # the same draw with one output, same c
+    u, v, w0, a0 = appendix.draw_construction(g_rng, g_d, g_e, g_c)
+    sol = appendix.population_flow(w0, a0, u, v, g_T)
+    sol1 = appendix.population_flow(w0, np.array([np.sqrt(w0 @ w0 - g_c)]), u, v[:1], g_T)  # one output, same c
     tt = np.linspace(0, g_T, 801)
-    Z, Z1 = at_times(sol, tt), at_times(sol1, tt)
+    Z, Z1 = appendix.flow_at(sol, tt), appendix.flow_at(sol1, tt)
     c_t = (Z[:g_d] ** 2).sum(0) - (Z[g_d:] ** 2).sum(0)
     c1_t = (Z1[:g_d] ** 2).sum(0) - Z1[g_d] ** 2
     t_down = sol.t_events[0]
     rest = (sol.y_events[0][:, g_d + 1:] ** 2).sum(1) / (-g_c) if len(t_down) else np.array([])
-    loss1 = np.array([pop_loss(Z1[:g_d, j], Z1[g_d:, j], u, v[:1]) for j in range(0, tt.size, 8)])
+    loss1 = np.array([appendix.population_loss(Z1[:g_d, j], Z1[g_d:, j], u, v[:1]) for j in range(0, tt.size, 8)])
     X = g_rng.normal(size=(g_data, g_d))
     Y = np.maximum(X @ u, 0)[:, None] * v[None, :]
     steps = int(round(g_T / g_lr))
-    gd = S.gradient_descent(w0[None, :], a0[:, None], X, Y, lr=g_lr, steps=steps, save_every=1)
+    gd = shallow_relu.gradient_descent(w0[None, :], a0[:, None], X, Y, lr=g_lr, steps=steps, save_every=1)
     a1_gd = gd.W2_path[:, 0, 0]
     gd_cross = np.flatnonzero((a1_gd[:-1] > 0) & (a1_gd[1:] <= 0))
     g_runs.append(dict(u=u, v=v, tt=tt, Z=Z, Z1=Z1, t_down=t_down, n_up=len(sol.t_events[1]), rest=rest,
@@ -1118,6 +972,14 @@ for i in range(g_draws):
                        drift=max(np.abs(c_t - g_c).max(), np.abs(c1_t - g_c).max()),
                        min_a1_single=Z1[g_d].min(), loss1_margin=(loss1 / (v[0] ** 2 / 4)).min(),
                        t_gd=(gd_cross[0] + 1) * g_lr if len(gd_cross) else np.nan, a1_gd=a1_gd[::10]))
+print(f"{len(g_runs)} draws integrated")
+
+# %% [markdown]
+# What the flows do: the crossings of $a_1$, the other outputs at the crossing, the one-output flows, and the sample
+# gradient descent. The package's gradient descent on a sample crosses in {glue:text}`g_gd_cross` draws, at the
+# flow's time to {glue:text}`g_time`.
+
+# %%
 n_cross = sum(len(r["t_down"]) == 1 for r in g_runs)
 n_up = sum(r["n_up"] for r in g_runs)
 max_down = max(len(r["t_down"]) for r in g_runs)
@@ -1141,6 +1003,8 @@ print(f"one output, same draws: a_1 > 0 throughout in {fraction(n_keep, g_draws)
       f"before t = {g_T:g} in {fraction(n_off1, g_draws)} (with e = {g_e}: {fraction(n_off, g_draws)})")
 print(f"package gradient descent on {g_data} points, step {g_lr}: a_1 crosses in {fraction(n_gd, g_draws)} draws; "
       f"crossing time vs the flow's, largest relative difference {fixed(t_rel, 2)}")
+
+# %% tags=["hide-input"]
 _ = verified.record_count("App. G, e > 1: a pathological neuron's a_1 changes sign along the flow", n_cross, g_draws,
                           rate=count_rate, unit="seeds", family=count_family, kind="independent",
                           check=f"scipy DOP853 population flows to t = {g_T:g}, zero events of a_1, d = {g_d}, e = {g_e}")
@@ -1219,7 +1083,7 @@ axes[1].legend(fontsize=8, loc="lower right")
 fig.suptitle(f"App. G for several outputs: a pathological neuron (c = {g_c}) changes the sign of $a_1$")
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 _ = record_results({"bias_cases": len(bias_cases), "bias_ph_match": ph_ok, "bias_graph_match": graph_ok and nobias_ok,
                     "closed_form_error": closed_err, "kaiming_d2_scaled_gap": k2_scaled, "xavier_d10_l1": x10[0],
                     "xavier_d10_l100": x10[99], "kaiming_fall_steps": k_frac, "xavier_fall_steps": x_frac,
@@ -1237,5 +1101,5 @@ _ = record_results({"bias_cases": len(bias_cases), "bias_ph_match": ph_ok, "bias
 # persistent homology and neighbour graphs on samples made from the equations, torch autograd, closed forms and
 # limits derived in this chapter, scipy's special functions and integrator, and Monte Carlo draws of the weights.
 
-# %%
+# %% tags=["hide-input"]
 verified.table()

@@ -17,65 +17,43 @@
 # %% [markdown]
 # # The topology of H(c)
 #
-# Gradient flow on a shallow ReLU network $f(x) = W_2\,\sigma(W_1 x)$ conserves one number per hidden neuron,
-# the balance $c_k = \|w_k\|^2 - \|a_k\|^2$ (input weights $w_k \in \mathbb R^d$, output weights
-# $a_k \in \mathbb R^e$), so a trajectory never leaves the invariant set
-# $H(c) = \{\theta : \|w_k\|^2 - \|a_k\|^2 = c_k \text{ for all } k\}$ fixed at initialization.
-# {cite:t}`nurisso2024topological` compute the topology of $H(c)$: all its Betti numbers, in particular how many
-# connected components it has, which of them a trajectory can reach, and which are the same up to the
-# network's symmetries. This chapter derives those results and checks them independently of the formulas:
-# Betti numbers by persistent homology (gudhi) on point samples of $H(c)$, connected components also by a
-# neighbourhood graph, the sign rule of Prop. 3 along trained trajectories, and the effective components of
-# Thm 2 by enumerating permutations and rescalings.
+# Gradient flow on a shallow ReLU network $f(x) = W_2\,\sigma(W_1 x)$ conserves one balance per hidden neuron,
+# $c_k = \|w_k\|^2 - \|a_k\|^2$ ($w_k \in \mathbb R^d$, $a_k \in \mathbb R^e$), so a trajectory never leaves the
+# invariant set $H(c)$ fixed at initialization. {cite:t}`nurisso2024topological` compute the topology of $H(c)$:
+# its Betti numbers, how many connected components it has, which of them a trajectory can reach, and which are the
+# same up to the network's symmetries. This chapter derives those results and checks them independently of the
+# formulas: persistent homology of point samples, neighbourhood graphs, trained trajectories, and enumerated
+# symmetries.
 #
 # ## What this chapter shows
 #
-# 1. **Lemma 1, Prop. 2, Thm 1 (Künneth).** $H(c)$ is the product of the neurons' quadrics
-#    $Q_k(c_k)$; $Q_k \simeq S^{d-1}\times\mathbb R^e$ for $c_k > 0$, $S^{e-1}\times\mathbb R^d$ for $c_k < 0$,
-#    a contractible cone for $c_k = 0$; hence the Poincaré polynomial
-#    $P_{H(c)}(x) = (1 + x^{d-1})^{l_+}(1 + x^{e-1})^{l_-}$. Checked by Vietoris–Rips persistent homology of point
-#    samples of $H(c)$ in {glue:text}`th_n_cases` cases $(d, e, c)$, cones included ($b_0$, $b_1$, $b_2$ for one
-#    neuron, $b_0$, $b_1$ for two, $b_0$ for three), with two samplers: one built from Prop. 2's parametrization
-#    (it tests Künneth, given Prop. 2) and one that projects random points of parameter space onto the quadrics
-#    by Newton's method on the defining equation alone (it tests Prop. 2 and Thm 1 together). All
-#    {glue:text}`th_ph_counts` persistence counts equal the coefficients of $P$. The persistence thresholds scale
-#    with the sample: lengths are measured in units of $\sqrt{|c|}$ (the quadrics scale exactly with it), and a
-#    bar counts as a feature when it outlives both a fixed fraction of the smallest possible feature radius and a
-#    fixed multiple of the measured landmark spacing; the longest noise bar stays below
-#    {glue:text}`th_gap_noise` of that threshold and the shortest feature above {glue:text}`th_gap_signal` of it. For the torus case ($d = 2$,
-#    $e = 1$, two neurons with $c_k > 0$, $P = (1 + x)^2$) also $b_2 = 1$, by alpha-complex persistence on the
-#    slice $a = 0$, a deformation retract of $H(c)$.
-# 2. **Cor. 1, Cor. 2.** $b_0 = 1$ if $d, e > 1$; $2^{l_-}$ if $e = 1 < d$; $2^{l_+}$ if $d = 1 < e$;
-#    $2^{l_+ + l_-}$ if $d = e = 1$. With $e = 1$ the pathological neurons ($\|a_k\| > \|w_k\|$) cut $H(c)$
-#    into $2^{l_-}$ components. Checked also by the connected components of a radius-neighbour graph on the raw
-#    samples (no persistent homology), up to $2^3 = 8$ components.
-# 3. **Prop. 3.** For $e = 1 < d$ the sign of a pathological neuron's output weight never changes along the
-#    flow ($a_k^2 = \|w_k\|^2 - c_k \ge -c_k > 0$). Checked along gradient-descent trajectories (step `lr`, close
-#    to the flow) on a teacher that needs negative output weights: every pathological sign is kept in
-#    {glue:text}`th_prop3_kept` runs, while a non-pathological output weight turns negative in
-#    {glue:text}`th_prop3_flip` runs.
-# 4. **Prop. 4, Def. 2, Thm 2, Cor. 3.** The paper defines the effective component of a *point* $\theta$: the
-#    union of the components of all $\theta'$ equivalent to $\theta$ up to permutations and rescalings. Its
-#    Thm 2 relates two *components* $C, C'$: every $\theta \in C$ has an equivalent $\theta' \in C'$ iff their
-#    pathological sign vectors have the same sum, which gives $l_- + 1$ effective components (linear, not
-#    $2^{l_-}$). The two readings differ: checked by enumerating all permutations followed by the Prop. 4
-#    rescaling back onto $c$, the classes of the component relation number $l_- + 1$ and carry one sign sum each,
-#    while a single generic point reaches components with different sign sums (in
-#    {glue:text}`th_def2_points` of the generic probes with $l_+ \ge 1$).
-# 5. **Lemmas 2 and 3** are shown as identities (the checks document the algebra of the proofs): $H(c)$ is
-#    connected iff path-connected, since the cone $Q(0)$ is joined through its apex by straight segments; and any
-#    sequence of rescalings and permutations is one rescaling after one permutation.
+# 1. $P_{H(c)}(x) = (1 + x^{d-1})^{l_+}(1 + x^{e-1})^{l_-}$ (Lemma 1, Prop. 2, Thm 1): persistent homology of
+#    samples in {glue:text}`th_n_cases` cases $(d, e, c)$, two samplers, gives {glue:text}`th_ph_counts` counts
+#    equal to its coefficients ([persistence](#sec-topo-homology-persistence)), and $b_2 = 1$ on the torus case
+#    ([torus](#sec-topo-homology-torus)).
+# 2. $b_0$ is $1$, $2^{l_-}$, $2^{l_+}$ or $2^{l_+ + l_-}$ (Cor. 1, Cor. 2), also by neighbour graphs
+#    ([persistence](#sec-topo-homology-persistence)).
+# 3. A pathological output weight keeps its sign (Prop. 3) in {glue:text}`th_prop3_kept` training runs, while a
+#    non-pathological one turns negative in {glue:text}`th_prop3_flip` ([Prop. 3](#sec-topo-homology-prop3)).
+# 4. There are $l_- + 1$ effective components, one per sign sum (Thm 2, Cor. 3), by enumerating the symmetries;
+#    read per point, Def. 2 differs: {glue:text}`th_def2_points` generic probes reach several sign sums
+#    ([effective components](#sec-topo-homology-effective)).
+# 5. Lemmas 2 and 3 (connected iff path-connected; one rescaling after one permutation) are shown as identities
+#    ([Lemma 2](#sec-topo-homology-lemma2), [Lemma 3](#sec-topo-homology-lemma3)).
+
+# %% [markdown]
+# (sec-topo-homology-params)=
+# ## Parameters
 #
-# **Range.** Betti numbers: the cases of the `cases` parameter, signs $+$, $-$ or $0$ per neuron: one neuron with
-# $d + e \le 4$, two neurons with $d + e \le 3$, three neurons with $d + e \le 3$ ($b_0$ only); balances
-# $|c_k|$ = `c_abs` in $(0, 100]$ (the check is scale-free, see below; $c = 0$ for a $\pm$ neuron is its cone, a
-# different case, written with the sign 0); each Euclidean factor truncated to
-# a ball of radius `trunc` $\sqrt{|c|}$ with `trunc` in $(0, 0.2)$ (at 0.3 and above the truncated factors of
-# the $\pm$ and $\mp$ cases come close enough to close the gap that the persistence reads), each cone to radius `cone_radius` $\sqrt{|c|}$; `n_landmarks` farthest-point landmarks
-# (at least 300) from `raw_factor` times as many raw points. The torus $b_2$: $c_1, c_2 > 0$ with
-# $\max c_k \le 2 \min c_k$, at least 400 points. Prop. 3: $d \in$ `train_dims`, `width` neurons of which
-# `n_patho` pathological with $|c_k|$ = `c_train` in $[0.1, 2]$, `n_seeds` seeds per $d$ (at least 10 runs),
-# `steps` in $[500, 5000]$ steps of size `lr` in $(0, 0.01]$, $d \le 5$, `n_data` in $[50, 2000]$ Gaussian points. Thm 2: $e = 1$, $d = 2$, $l \le 5$, all $l_-$ from 1 to $l$.
+# Betti numbers: the cases of `cases`, signs $+$, $-$ or $0$ per neuron ($c = 0$ for a $\pm$ neuron is its cone, a
+# different case); balances $|c_k|$ = `c_abs` (the check is scale-free, see below); each Euclidean factor truncated
+# to a ball of radius `trunc` $\sqrt{|c|}$ (at 0.3 and above the truncated factors of the $\pm$ and $\mp$ cases come
+# close enough to close the gap that the persistence reads), each cone to radius `cone_radius` $\sqrt{|c|}$;
+# `n_landmarks` farthest-point landmarks from `raw_factor` times as many raw points. The torus $b_2$: `torus_c`,
+# `torus_points`. Prop. 3: $d \in$ `train_dims`, `width` neurons of which `n_patho` pathological with
+# $|c_k|$ = `c_train`, `n_seeds` seeds per $d$, `steps` steps of size `lr`, `n_data` Gaussian points. Thm 2:
+# $e = 1$, $d = 2$, $l$ in `enum_widths`, all $l_-$ from 1 to $l$. The cell after the parameters checks them and
+# prints their accepted ranges.
 
 # %% tags=["parameters"]
 seed = 0  # seed of every random draw
@@ -105,104 +83,73 @@ enum_widths = [3, 4]  # widths l for the Thm 2 enumeration (every l- from 1 to l
 n_probes = 4  # points probed per component in the Thm 2 enumeration
 explorer_drift_tol = 0.05  # fixed before the data: largest balance drift along the trajectories of the explorer (step 0.01)
 
-# %%
+# %% tags=["hide-input"]
 from markovlib.book import params
+from markovlib.topology import homology
 
-seed = params.nonnegative_int("seed", seed)
-if isinstance(cases, str):
-    import yaml
-
-    cases = yaml.safe_load(cases)
-if not isinstance(cases, (list, tuple)) or not cases:
-    raise ValueError(f"cases must be a non-empty list of [d, e, signs], got {cases!r}")
-for i, case in enumerate(cases):
-    if not isinstance(case, (list, tuple)) or len(case) != 3:
-        raise ValueError(f"cases[{i}] must be [d, e, signs], got {case!r}")
-    params.positive_int(f"cases[{i}][0] (d)", case[0])
-    params.positive_int(f"cases[{i}][1] (e)", case[1])
-    if not isinstance(case[2], str) or not 1 <= len(case[2]) <= 3 or set(case[2]) - set("+-0"):
-        raise ValueError(f"cases[{i}][2] must be a string of 1 to 3 signs +, - or 0, got {case[2]!r}")
-    if case[0] + case[1] > (4 if len(case[2]) == 1 else 3):
-        raise ValueError(f"cases[{i}] = {case!r} is outside the stated range (d + e at most 4 for one neuron, at "
-                         f"most 3 for two or three neurons)")
-c_abs = params.real("c_abs", c_abs, 0.0, 100.0)
-if c_abs == 0:
-    raise ValueError("c_abs must be in (0, 100] (at c_abs 0 every +/- neuron is a cone and the check is vacuous), got 0")
-n_landmarks = params.positive_int("n_landmarks", n_landmarks)
-if n_landmarks < 300:
-    raise ValueError(f"n_landmarks must be at least 300 (sparser landmarks blur the features), got {n_landmarks}")
-raw_factor = params.positive_int("raw_factor", raw_factor)
-if raw_factor < 5:
-    raise ValueError(f"raw_factor must be at least 5, got {raw_factor}")
-trunc = params.real("trunc", trunc, 0.0, 0.2, closed=False)
-cone_radius = params.real("cone_radius", cone_radius, 0.25, 1.0)
-persist_min = params.real("persist_min", persist_min, 0.0, 1.0, closed=False)
-noise_factor = params.real("noise_factor", noise_factor, 1.0, 4.0)
-edge_factor = params.real("edge_factor", edge_factor, 1.5, 3.0)
-torus_c = params.pair("torus_c", torus_c, 0.0, 100.0, closed=False)
-if max(torus_c) > 2 * min(torus_c):
-    raise ValueError(f"torus_c must satisfy max c_k <= 2 min c_k (the stated range), got {torus_c!r}")
-torus_points = params.positive_int("torus_points", torus_points)
-if torus_points < 400:
-    raise ValueError(f"torus_points must be at least 400 (sparser samples have noise bars near torus_persist), got {torus_points}")
-torus_persist = params.real("torus_persist", torus_persist, 0.0, 1.0, closed=False)
-train_dims = params.int_list("train_dims", train_dims, minimum=2)
-if max(train_dims) > 5:
-    raise ValueError(f"train_dims must hold input dimensions in [2, 5] (the stated range), got {train_dims!r}")
-width = params.positive_int("width", width)
-n_patho = params.positive_int("n_patho", n_patho)
-if n_patho >= width:
-    raise ValueError(f"n_patho must be below width = {width} (some neurons must be non-pathological), got {n_patho}")
-c_train = params.real("c_train", c_train, 0.1, 2.0)
-n_seeds = params.positive_int("n_seeds", n_seeds)
-if n_seeds * len(train_dims) < 10:
-    raise ValueError(f"n_seeds * len(train_dims) must be at least 10 runs, got {n_seeds} * {len(train_dims)}")
-steps = params.positive_int("steps", steps)
-if not 500 <= steps <= 5000:
-    raise ValueError(f"steps must be in [500, 5000] (the stated range), got {steps}")
-lr = params.real("lr", lr, 0.0, 0.01)
-if lr == 0:
-    raise ValueError("lr must be a finite real number in (0, 0.01], got 0")
-n_data = params.positive_int("n_data", n_data)
-if not 50 <= n_data <= 2000:
-    raise ValueError(f"n_data must be in [50, 2000] (the stated range), got {n_data}")
-drift_tol = params.real("drift_tol", drift_tol, 0.0, 1.0, closed=False)
-flip_rate = params.real("flip_rate", flip_rate, 0.5, 0.99)
-enum_widths = params.int_list("enum_widths", enum_widths, minimum=2)
-if max(enum_widths) > 5:
-    raise ValueError(f"enum_widths must be at most 5 (all l! permutations are enumerated), got {enum_widths!r}")
-n_probes = params.positive_int("n_probes", n_probes)
-if n_probes < 2:
-    raise ValueError(f"n_probes must be at least 2 (one with zero non-pathological output weights), got {n_probes}")
-explorer_drift_tol = params.real("explorer_drift_tol", explorer_drift_tol, 0.0, 1.0, closed=False)
+SPEC = params.declare(
+    seed=params.Int(0, why="seed of every random draw"),
+    cases=homology.cases_rule("+-0", lambda d, e, sg: d + e <= (4 if len(sg) == 1 else 3),
+                              "d + e at most 4 for one neuron, at most 3 for two or three",
+                              why="Rips complexes of larger samples are beyond the time budget"),
+    c_abs=params.Real(0.0, 100.0, why="the check is scale-free; at 0 every +/- neuron is a cone (vacuous); > 0 below"),
+    n_landmarks=params.Int(300, why="sparser landmarks blur the features"),
+    raw_factor=params.Int(5, why="raw points per landmark for farthest-point sampling"),
+    trunc=params.Real(0.0, 0.2, closed=False, why="at 0.3 and above the truncated +/- factors close the gap"),
+    cone_radius=params.Real(0.25, 1.0, why="the cone's radius sets the smallest feature scale"),
+    persist_min=params.Real(0.0, 1.0, closed=False, why="a fraction of the smallest feature radius"),
+    noise_factor=params.Real(1.0, 4.0, why="a multiple of the landmark spacing"),
+    edge_factor=params.Real(1.5, 3.0, why="features must outlive the threshold inside the filtration"),
+    torus_c=params.Pair(0.0, 100.0, closed=False, why="two positive balances; max <= 2 min below"),
+    torus_points=params.Int(400, why="sparser samples have noise bars near torus_persist"),
+    torus_persist=params.Real(0.0, 1.0, closed=False, why="a fraction of the smaller circle's radius"),
+    train_dims=params.IntList(2, 5, why="the stated range (Prop. 3 needs d > 1)"),
+    width=params.Int(1, why="hidden neurons"),
+    n_patho=params.Int(1, "width", below=True, why="some neurons must be non-pathological"),
+    c_train=params.Real(0.1, 2.0, why="the stated range of the Prop. 3 runs"),
+    n_seeds=params.Int(1, why="runs per d"),
+    steps=params.Int(500, 5000, why="the stated range"),
+    lr=params.Real(0.0, 0.01, why="close to the flow; > 0 below"),
+    n_data=params.Int(50, 2000, why="the stated range"),
+    drift_tol=params.Real(0.0, 1.0, closed=False, why="a relative drift"),
+    flip_rate=params.Real(0.5, 0.99, why="a rate for a count over runs"),
+    enum_widths=params.IntList(2, 5, why="all l! permutations are enumerated"),
+    n_probes=params.Int(2, why="one probe with zero non-pathological output weights, one generic"),
+    explorer_drift_tol=params.Real(0.0, 1.0, closed=False, why="a drift tolerance"),
+    require=[
+        ("c_abs > 0", lambda v: v["c_abs"] > 0, "at c_abs 0 every +/- neuron is a cone and the check is vacuous"),
+        ("max(torus_c) <= 2 min(torus_c)", lambda v: max(v["torus_c"]) <= 2 * min(v["torus_c"]),
+         "keeps the sample's spacing below the threshold"),
+        ("n_seeds * len(train_dims) >= 10", lambda v: v["n_seeds"] * len(v["train_dims"]) >= 10, "at least 10 runs"),
+        ("lr > 0", lambda v: v["lr"] > 0, "a step size in (0, 0.01]"),
+    ],
+)
+globals().update(SPEC.check(globals()))
+SPEC.table()
 
 # %%
 # %matplotlib inline
 import itertools
 
-import gudhi
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from gudhi.subsampling import choose_n_farthest_points
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
 from IPython.display import display
-from sklearn.neighbors import radius_neighbors_graph
+from scipy.spatial import cKDTree
 
 from markovlib.book import explorers, plotting, widgets
-from markovlib.book.glue import glue
 from markovlib.book.formatting import bound, fixed, fraction
+from markovlib.book.glue import glue
 from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
+from markovlib.topology import components, invariant_set, shallow_relu
 from markovlib.topology import drawings as topo_drawings
-from markovlib.topology import invariant_set as T
-from markovlib.topology import shallow_relu as S
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
-print("Thm 1 for d = 2, e = 1, c = (+1, -1, -1):", T.poincare_polynomial(2, 1, [1.0, -1.0, -1.0]))
+print("Thm 1 for d = 2, e = 1, c = (+1, -1, -1):", invariant_set.poincare_polynomial(2, 1, [1.0, -1.0, -1.0]))
 
 # %% [markdown]
 # ## The invariant set is a product of quadrics
@@ -267,19 +214,22 @@ n_grid_ok = 0
 for d_ in range(1, 5):
     for e_ in range(1, 5):
         for signs in itertools.product((-1.0, 0.0, 1.0), repeat=3):
-            P = T.poincare_polynomial(d_, e_, list(signs))
+            P = invariant_set.poincare_polynomial(d_, e_, list(signs))
             chi = sum((-1) ** i * b for i, b in enumerate(P))
             lp, lm = signs.count(1.0), signs.count(-1.0)
-            n_grid_ok += (P[0] == T.n_components(d_, e_, list(signs))
+            n_grid_ok += (P[0] == invariant_set.n_components(d_, e_, list(signs))
                           and chi == (1 + (-1) ** (d_ - 1)) ** lp * (1 + (-1) ** (e_ - 1)) ** lm)  # Euler characteristic
 n_grid = 4 * 4 * 27
 print("Cor. 1 (case by case) = constant term of Thm 1, and P(-1) = Euler characteristic of the product, "
       f"for d, e in 1..4 and all sign patterns of 3 neurons: {n_grid_ok}/{n_grid} agree")
+
+# %% tags=["hide-input"]
 _ = verified.record("Cor. 1 is the constant term of Thm 1", n_grid_ok == n_grid, kind="same code",
                     check="n_components vs poincare_polynomial(...)[0]; P(-1) vs the product of Euler characteristics",
                     measured=f"{n_grid_ok}/{n_grid} (d, e, signs) agree", tolerance="exact, every case")
 
 # %% [markdown]
+# (sec-topo-homology-lemma2)=
 # ### Connected and path-connected (paper's Lemma 2)
 #
 # The Betti number $b_0$ counts connected components; gradient flow moves along paths. The two notions agree here:
@@ -323,12 +273,15 @@ for d_, e_ in [(1, 1), (2, 1), (3, 2), (5, 4)]:
 lem2_ok = lem2_err < 1e-10
 print("Lemma 2: paths through the apex of Q(0), (d, e) in (1, 1), (2, 1), (3, 2), (5, 4), 20 pairs each: "
       f"largest |‖w‖² - ‖a‖²| along them {bound(lem2_err, 1e-12)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma 2: the cone Q(0) is path-connected through its apex", lem2_ok, kind="identity",
                     check="points of segments from two random points to the origin, residual of the cone's equation "
                           "(homogeneous: true by algebra)", measured=bound(lem2_err, 1e-12), tolerance="1e-10")
 
 
 # %% [markdown]
+# (sec-topo-homology-persistence)=
 # ## Betti numbers from point samples (persistent homology)
 #
 # **Scale.** With $\rho = \sqrt{|c|}$, the map $\theta \mapsto \rho\,\theta$ sends $Q(\pm 1)$ onto $Q(\pm\rho^2)$ and
@@ -369,131 +322,75 @@ _ = verified.record("Lemma 2: the cone Q(0) is path-connected through its apex",
 # connected components of the radius-$\theta$ neighbour graph of the raw points (scikit-learn and scipy).
 
 # %%
-rho = float(np.sqrt(c_abs)) if c_abs > 0 else 1.0
+rho = float(np.sqrt(c_abs))
+shape = dict(trunc=trunc, cone_radius=cone_radius, rho=rho)   # the truncation, in units of rho
 
 
-def ball_radius(ck):
-    """The radius of the ball that truncates Q(ck) (see the text)."""
-    return float(np.sqrt(abs(ck) + 2 * (trunc * rho) ** 2)) if ck != 0 else float(np.sqrt(2) * cone_radius * rho)
-
-
-def unit_rows(rng, n, m):
-    u = rng.normal(size=(n, m))
-    return u / np.linalg.norm(u, axis=1, keepdims=True)
-
-
-def sample_param(d, e, c, n, rng):
-    """(a) n points of the truncated H(c) from Prop. 2's parametrization (neurons side by side)."""
-    parts = []
-    for ck in c:
-        if ck == 0:   # the cone: ||w|| = ||a|| = r, r <= cone_radius rho, uniform in its (d + e - 1)-volume
-            r = cone_radius * rho * rng.random(n) ** (1 / (d + e - 1))
-            parts.append(np.hstack([r[:, None] * unit_rows(rng, n, d), r[:, None] * unit_rows(rng, n, e)]))
-            continue
-        m_free, m_sph = (e, d) if ck > 0 else (d, e)
-        free = unit_rows(rng, n, m_free) * (trunc * rho * rng.random(n) ** (1 / m_free))[:, None]
-        sphere = np.sqrt(abs(ck) + (free**2).sum(1))[:, None] * unit_rows(rng, n, m_sph)
-        parts.append(np.hstack([sphere, free] if ck > 0 else [free, sphere]))
-    return np.hstack(parts)
-
-
-def project(W, A, ck, iters=80):
-    """Closest points of Q(ck) to the rows of (W, A): Newton's method on phi(lambda), safeguarded by bisection."""
-    p, q = (W**2).sum(1), (A**2).sum(1)
-    lo, hi, lam = -np.ones(len(p)), np.ones(len(p)), np.zeros(len(p))
-    for _ in range(iters):
-        phi = p / (1 + lam) ** 2 - q / (1 - lam) ** 2 - ck
-        if np.all(np.abs(phi) < 1e-13 * (p + q + abs(ck))):   # converged to rounding
-            break
-        lo, hi = np.where(phi > 0, lam, lo), np.where(phi < 0, lam, hi)
-        new = lam + phi / (2 * p / (1 + lam) ** 3 + 2 * q / (1 - lam) ** 3)
-        lam = np.where((new > lo) & (new < hi), new, (lo + hi) / 2)
-    return W / (1 + lam)[:, None], A / (1 - lam)[:, None]
-
-
-def sample_newton(d, e, c, n, rng, batch=20000):
-    """(b) n points of the truncated H(c): Gaussian points projected onto each quadric, kept inside the ball."""
-    parts, res = [], 0.0
-    for ck in c:
-        R, got, out = ball_radius(ck), 0, []
-        while got < n:
-            Z = rng.normal(scale=R, size=(batch, d + e))
-            W, A = project(Z[:, :d], Z[:, d:], ck)
-            keep = (W**2).sum(1) + (A**2).sum(1) <= R**2
-            res = max(res, float(np.abs((W[keep] ** 2).sum(1) - (A[keep] ** 2).sum(1) - ck).max(initial=0.0)))
-            out.append(np.hstack([W, A])[keep])
-            got += int(keep.sum())
-        parts.append(np.vstack(out)[:n])
-    return np.hstack(parts), res
-
-
-def rips_betti(X, top_dim, theta):
-    """Bars longer than theta of the Rips complex up to edge_factor * theta, in dimensions 0..top_dim."""
-    top_edge = edge_factor * theta
-    st = gudhi.RipsComplex(points=X, max_edge_length=top_edge).create_simplex_tree(max_dimension=1)
-    st.collapse_edges(nb_iterations=10)
-    st.expansion(top_dim + 1)
-    st.compute_persistence()
-    counts, noise, signal = [], 0.0, np.inf
-    for k in range(top_dim + 1):
-        iv = st.persistence_intervals_in_dimension(k)
-        life = np.minimum(iv[:, 1], top_edge) - iv[:, 0] if len(iv) else np.zeros(0)
-        counts.append(int(np.sum(life > theta)))
-        noise = max(noise, float(life[life <= theta].max(initial=0.0)))
-        signal = min(signal, float(life[life > theta].min(initial=np.inf)))
-    return counts, noise, signal
+def samples(name, d_, e_, c, n):
+    """One-off dispatch: (points, residual of the quadrics' equations) from sampler (a) or (b)."""
+    if name == "param":
+        return homology.sample_by_parametrization(d_, e_, c, n, rng, **shape), 0.0
+    return homology.sample_by_projection(d_, e_, c, n, rng, **shape)
 
 
 rng = np.random.default_rng(seed)
 n_raw = raw_factor * n_landmarks
-rows, n_ph_ok, n_ph, n_graph_ok, proj_res = [], 0, 0, 0, 0.0
-gap_noise, gap_signal = 0.0, np.inf   # in units of theta
 print(f"{'d':>2}{'e':>3}  {'signs':<6}{'Thm 1: b0, b1, ...':<20}{'sampler':<12}{'gudhi (Rips)':<14}{'graph b0':>9}"
       f"{'spacing/rho':>13}{'theta/rho':>11}")
+
+# %% [markdown]
+# For each case and sampler, the next cell draws the raw points and a fresh sample, keeps the landmarks, measures
+# their spacing $\varepsilon$, sets the threshold $\theta$, and counts the Rips bars longer than $\theta$
+# (`homology.rips_betti`) and the components of the radius-$\theta$ graph (`homology.graph_components`).
+
+# %%
+rows, proj_res = [], 0.0
 for d_, e_, sg in cases:
     c = [c_abs if s == "+" else -c_abs if s == "-" else 0.0 for s in sg]
-    P = list(T.betti_numbers(d_, e_, c))
+    P = list(invariant_set.betti_numbers(d_, e_, c))
     top = (2 if len(c) == 1 else 1) if len(c) < 3 else 0   # b0..b2 for one neuron, b0, b1 for two, b0 for three
-    want = (P + [0] * 3)[: top + 1]
     for name in ("param", "newton"):
-        if name == "param":
-            raw, fresh = sample_param(d_, e_, c, n_raw, rng), sample_param(d_, e_, c, n_raw // 2, rng)
-        else:
-            (raw, r1), (fresh, r2) = sample_newton(d_, e_, c, n_raw, rng), sample_newton(d_, e_, c, n_raw // 2, rng)
-            proj_res = max(proj_res, r1, r2)
+        (raw, r1), (fresh, r2) = samples(name, d_, e_, c, n_raw), samples(name, d_, e_, c, n_raw // 2)
+        proj_res = max(proj_res, r1, r2)
         X = np.asarray(choose_n_farthest_points(points=raw, nb_points=n_landmarks, starting_point=0))
         spacing = float(cKDTree(X).query(fresh)[0].max())   # covering radius of the landmarks, on a fresh sample
         scale = rho * (cone_radius if 0.0 in c else 1.0)   # the smallest radius of a possible feature
         theta = max(persist_min * scale, noise_factor * spacing)
-        counts, noise, signal = rips_betti(X, top, theta)
-        A = radius_neighbors_graph(raw, theta, mode="connectivity", include_self=False)
-        b0_graph = connected_components(A, directed=False)[0]
-        n_ph += 1
-        n_ph_ok += counts == want
-        n_graph_ok += b0_graph == P[0]
-        gap_noise, gap_signal = max(gap_noise, noise / theta), min(gap_signal, signal / theta)
-        rows.append((d_, e_, sg, name, P, counts, b0_graph))
+        counts, noise, signal = homology.rips_betti(X, top, theta, edge_factor * theta)
+        b0_graph = homology.graph_components(raw, theta)
+        rows.append(dict(d=d_, e=e_, signs=sg, sampler=name, P=P, want=(P + [0] * 3)[: top + 1], counts=counts,
+                         b0_graph=b0_graph, noise=noise / theta, signal=signal / theta))
         print(f"{d_:>2}{e_:>3}  {sg:<6}{str(P):<20}{name:<12}{str(counts):<14}{b0_graph:>9}"
               f"{'< ' + fixed(np.ceil(spacing / rho * 20) / 20, 2):>13}{fixed(np.ceil(theta / rho * 20) / 20, 2):>11}")
+
+# %% [markdown]
+# The counts are compared with Thm 1's coefficients; the longest noise bar stays below {glue:text}`th_gap_noise`
+# $\theta$ and the shortest feature bar above {glue:text}`th_gap_signal` $\theta$:
+
+# %%
+n_ph, n_ph_ok = len(rows), sum(r["counts"] == r["want"] for r in rows)
+n_graph_ok = sum(r["b0_graph"] == r["P"][0] for r in rows)
+ok_by = {name: sum(r["counts"] == r["want"] for r in rows if r["sampler"] == name) for name in ("param", "newton")}
+gap_noise, gap_signal = max(r["noise"] for r in rows), min(r["signal"] for r in rows)   # in units of theta
 print(f"Newton projection: largest residual of the quadric's equation {bound(proj_res, 1e-9)}")
 print(f"longest noise bar < {fixed(np.ceil(gap_noise * 20) / 20, 2)} theta; shortest feature bar, cut at the top edge, "
       f"> {fixed(np.floor(gap_signal * 20) / 20, 2)} theta")
+
+# %% tags=["hide-input"]
 _ = glue("th_n_cases", str(len(cases)))
 _ = glue("th_ph_counts", fraction(n_ph_ok, n_ph))
 _ = glue("th_gap_noise", fixed(np.ceil(gap_noise * 20) / 20, 2))
 _ = glue("th_gap_signal", fixed(np.floor(gap_signal * 20) / 20, 2))
 _ = verified.record("Thm 1 (Kunneth): Betti numbers of samples built from Prop. 2's parametrization",
-                    sum(r[5] == (r[4] + [0] * 3)[: len(r[5])] for r in rows if r[3] == "param") == len(cases),
+                    ok_by["param"] == len(cases),
                     kind="independent", check=f"gudhi Vietoris-Rips persistence on {n_landmarks} landmarks, {len(cases)} "
                                               "cases (d, e, signs); b0, b1, b2 for one neuron; b0, b1 for two; b0 for three",
-                    measured=f"{sum(r[5] == (r[4] + [0] * 3)[: len(r[5])] for r in rows if r[3] == 'param')}/{len(cases)} "
-                             "cases match P", tolerance="exact counts, every case")
+                    measured=f"{ok_by['param']}/{len(cases)} cases match P", tolerance="exact counts, every case")
 _ = verified.record("Prop. 2 + Thm 1: Betti numbers of samples projected onto the quadrics (Newton)",
-                    sum(r[5] == (r[4] + [0] * 3)[: len(r[5])] for r in rows if r[3] == "newton") == len(cases),
+                    ok_by["newton"] == len(cases),
                     kind="independent", check=f"Gaussian points projected onto each Q(c_k) by Newton's method on its "
                                               f"equation (residual {bound(proj_res, 1e-9)}), then the same persistence",
-                    measured=f"{sum(r[5] == (r[4] + [0] * 3)[: len(r[5])] for r in rows if r[3] == 'newton')}/{len(cases)} "
-                             "cases match P", tolerance="exact counts, every case")
+                    measured=f"{ok_by['newton']}/{len(cases)} cases match P", tolerance="exact counts, every case")
 _ = verified.record("Cor. 1 / Cor. 2: components by a neighbour graph", n_graph_ok == n_ph, kind="independent",
                     check=f"connected components of the radius-theta graph on {n_raw} raw points, both samplers",
                     measured=f"{n_graph_ok}/{n_ph} samples: b0 = P(0)", tolerance="exact, every sample")
@@ -502,6 +399,9 @@ _ = verified.record("persistence gap (features vs noise)", gap_noise < 1 < gap_s
                     measured=f"noise < {fixed(np.ceil(gap_noise * 20) / 20, 2)} theta, features > "
                              f"{fixed(np.floor(gap_signal * 20) / 20, 2)} theta",
                     tolerance="noise < theta < features")
+
+# %% [markdown]
+# The quadric of one neuron at $d = 2$, $e = 1$ for the three signs of $c$:
 
 # %%
 fig = plt.figure(figsize=(15, 4.6), layout="constrained")
@@ -528,6 +428,7 @@ fig.suptitle(f"The quadric of one neuron, d = 2, e = 1, |c| = {fixed(rho**2, 2)}
 plt.show()
 
 # %% [markdown]
+# (sec-topo-homology-torus)=
 # ### $b_2$ of the torus case
 #
 # For $d = 2$, $e = 1$, $l = 2$ and $c_1, c_2 > 0$, {prf:ref}`topo-thm-1` gives $P(x) = (1 + x)^2$: Betti numbers
@@ -558,21 +459,22 @@ ang1 = 2 * np.pi * (i_.ravel() + t_rng.random(i_.size)) / n1   # one uniform poi
 ang2 = 2 * np.pi * (j_.ravel() + t_rng.random(j_.size)) / n2
 torus = np.column_stack([r1 * np.cos(ang1), r1 * np.sin(ang1), r2 * np.cos(ang2), r2 * np.sin(ang2)])
 r_min = float(np.sqrt(min(torus_c)))   # the unit of length of this check
-st_t = gudhi.AlphaComplex(points=torus).create_simplex_tree()
-st_t.compute_persistence()
-t_counts, t_noise, t_signal = [], 0.0, np.inf
-for k in range(3):
-    iv = st_t.persistence_intervals_in_dimension(k)
-    life = (np.sqrt(np.minimum(iv[:, 1], 1e6)) - np.sqrt(iv[:, 0])) / r_min   # the infinite H0 bar capped at 1e3
-    t_counts.append(int(np.sum(life > torus_persist)))
-    t_noise = max(t_noise, float(life[life <= torus_persist].max(initial=0.0)))
-    t_signal = min(t_signal, float(life[life > torus_persist].min(initial=np.inf)))
-t_want = T.betti_numbers(2, 1, list(torus_c))
+print(f"{len(torus)} points on the torus, {n1} x {n2} angle cells")
+
+# %% [markdown]
+# The alpha-complex persistence (`homology.alpha_betti`, bars in $\sqrt{\alpha}$ divided by $\sqrt{\min_k c_k}$, the
+# infinite $H_0$ bar capped at $10^3$) against Thm 1:
+
+# %%
+t_counts, t_noise, t_signal = homology.alpha_betti(torus, 2, torus_persist, r_min)
+t_want = invariant_set.betti_numbers(2, 1, list(torus_c))
 t_ok = t_counts == list(t_want) and t_noise < torus_persist < t_signal
 print(f"Thm 1, d = 2, e = 1, c = ({fixed(torus_c[0], 2)}, {fixed(torus_c[1], 2)}): {list(t_want)}; "
       f"alpha-complex bars beyond {torus_persist} sqrt(min c) in dimensions 0, 1, 2: {t_counts}")
 print(f"longest noise bar < {fixed(np.ceil(t_noise * 20) / 20, 2)} sqrt(min c); shortest feature bar > "
       f"{fixed(np.floor(t_signal * 20) / 20, 2)} sqrt(min c)")
+
+# %% tags=["hide-input"]
 _ = verified.record("Thm 1: b2 = 1 for the torus case (d = 2, e = 1, two c_k > 0)", t_ok, kind="independent",
                     check=f"gudhi alpha-complex persistence of {len(torus)} points on the a = 0 slice (a deformation "
                           "retract of H(c))", measured=f"b0, b1, b2 = {t_counts}; noise < "
@@ -582,6 +484,7 @@ _ = verified.record("Thm 1: b2 = 1 for the torus case (d = 2, e = 1, two c_k > 0
 
 
 # %% [markdown]
+# (sec-topo-homology-prop3)=
 # ## Prop. 3: a pathological output weight keeps its sign
 #
 # ```{prf:proposition} The sign vector identifies the component (paper's Prop. 3)
@@ -608,33 +511,42 @@ _ = verified.record("Thm 1: b2 = 1 for the torus case (d = 2, e = 1, two c_k > 0
 # with torch autograd.
 
 # %%
-def teacher(X):
-    return -np.maximum(X[:, 0], 0) - np.maximum(X[:, 1], 0) + 0.5 * np.maximum(X[:, 0] + X[:, 1], 0)
-
-
-# independent reference (do not replace with markovlib): torch autograd of the same loss
+# Independent reference: torch autograd of the same loss (do not replace with markovlib)
 g_rng = np.random.default_rng(seed + 1)
 Xg, W1g, ag = g_rng.normal(size=(50, 3)), g_rng.normal(size=(width, 3)), g_rng.normal(size=width)
-yg = teacher(Xg)
+yg = components.prop3_teacher(Xg)
 t1, ta = torch.tensor(W1g, requires_grad=True), torch.tensor(ag, requires_grad=True)
 tl = 0.5 * ((torch.relu(torch.tensor(Xg) @ t1.T) @ ta - torch.tensor(yg)) ** 2).mean()
 tg1, tga = torch.autograd.grad(tl, (t1, ta))
-_, g1, ga_ = S.loss_grad(W1g, ag, Xg, yg)
+_, g1, ga_ = shallow_relu.loss_grad(W1g, ag, Xg, yg)
 grad_err = max(np.abs(g1 - tg1.numpy()).max(), np.abs(ga_ - tga.numpy()).max())
 print("markovlib.topology.shallow_relu gradient vs torch autograd:", bound(grad_err, 1e-13))
+
+# %% tags=["hide-input"]
 _ = verified.record("training gradient = autograd", grad_err < 1e-12, kind="independent",
                     check="torch autograd of the MSE, 50 points", measured=bound(grad_err, 1e-13), tolerance="1e-12")
 
+# %% [markdown]
+# The runs: `n_seeds` per $d$, every output weight saved after every step.
+
+# %%
 c0 = np.where(np.arange(width) < n_patho, -c_train, c_train)
 runs = {}
 for d_ in train_dims:
     for s in range(n_seeds):
         r_ = np.random.default_rng([seed, d_, s])
         X = r_.normal(size=(n_data, d_))
-        y = teacher(X)
-        W1, a = T.rescale_to(r_.uniform(-1, 1, size=(width, d_)), np.abs(r_.uniform(-1, 1, size=width)), c0)
-        res = S.gradient_descent(W1, a, X, y, lr=lr, steps=steps, save_every=1)   # a after every step
+        y = components.prop3_teacher(X)
+        W1, a = invariant_set.rescale_to(r_.uniform(-1, 1, size=(width, d_)), np.abs(r_.uniform(-1, 1, size=width)), c0)
+        res = shallow_relu.gradient_descent(W1, a, X, y, lr=lr, steps=steps, save_every=1)   # a after every step
         runs[d_, s] = dict(a=res.W2_path, loss=res.losses, a_min=res.W2_min, drift=float(res.balance_drift.max()))
+print(f"{len(runs)} runs of {steps} steps")
+
+# %% [markdown]
+# Then the signs along every run: the pathological ones must all be kept, and the smallest $|a_k|$ of a
+# pathological neuron must respect Prop. 3's bound $a_k^2 \ge -c_k(t)$.
+
+# %%
 
 kept = {k: bool(np.all(v["a_min"][:n_patho] > 0)) for k, v in runs.items()}
 flipped = {k: bool(np.any(v["a"][:, n_patho:] < 0)) for k, v in runs.items()}
@@ -649,6 +561,8 @@ print(f"runs where a non-pathological output weight turned negative: {fraction(n
 print(f"smallest |a_k| of a pathological neuron over all steps {fixed(np.floor(min_abs * 100) / 100, 2)} "
       f"(Prop. 3: sqrt(-c_k(t)) >= sqrt(c_train - drift) = {fixed(np.floor(np.sqrt(c_train - drift) * 100) / 100, 2)})")
 print(f"largest relative balance drift max_t,k |c_k(t) - c_k(0)| / |c_k|: {fixed(100 * drift / c_train, 1)} %")
+
+# %% tags=["hide-input"]
 _ = glue("th_prop3_kept", fraction(n_kept, n_runs))
 _ = glue("th_prop3_flip", fraction(n_flip, n_runs))
 _ = verified.record("Prop. 3: pathological output signs never change", n_kept == n_runs, kind="same code",
@@ -669,6 +583,10 @@ _ = verified.record("balances conserved along the GD runs", drift < drift_tol * 
 _ = verified.record_count("non-pathological output weights can turn negative (contrast)", n_flip, n_runs,
                           rate=flip_rate, kind="independent",
                           check="runs with some non-pathological a_k < 0 at some step")
+
+# %% [markdown]
+# One run's output weights (left; a run where a non-pathological weight turns negative, if any) and every run's
+# loss (right):
 
 # %%
 d_show = train_dims[0]
@@ -692,6 +610,7 @@ axes[1].set_title(f"all {n_runs} runs")
 plt.show()
 
 # %% [markdown]
+# (sec-topo-homology-effective)=
 # ## Symmetries: effective components
 #
 # Rescaling a neuron, $(w_k, a_k)\mapsto(s w_k, a_k/s)$ with $s > 0$, and permuting neurons leave the network
@@ -766,28 +685,6 @@ plt.show()
 # sums of the components that one such point reaches.
 
 # %%
-def reached(c, s, probe, r_):
-    l = len(c)
-    patho = np.flatnonzero(c < 0)
-    W1 = r_.normal(size=(l, 2))
-    a = r_.normal(size=l)
-    if probe % 2 == 0:
-        a[c > 0] = 0.0
-    a[patho] = (np.abs(a[patho]) + 1e-3) * np.array(s)
-    W1, a = T.rescale_to(W1, a, c)
-    Xt = r_.normal(size=(20, 2))
-    f0 = np.maximum(Xt @ W1.T, 0) @ a
-    out, fun_err = set(), 0.0
-    for perm in itertools.permutations(range(l)):
-        try:
-            Q1, Qa = T.rescale_to(W1[list(perm)], a[list(perm)], c)
-        except ValueError:   # a zero output weight cannot be rescaled onto c_k < 0 (Prop. 4)
-            continue
-        fun_err = max(fun_err, np.abs(np.maximum(Xt @ Q1.T, 0) @ Qa - f0).max())
-        out.add(tuple(int(v) for v in np.sign(Qa[patho])))
-    return out, fun_err, probe % 2 == 1   # odd probes are generic: every output weight nonzero
-
-
 e_rng = np.random.default_rng(seed + 2)
 n_enum_ok, n_sum_ok, n_rel, fun_err_max, table = 0, 0, 0, 0.0, []
 n_generic, n_generic_multi, pair_sums = 0, 0, set()   # the per-point reading (Def. 2 as the paper writes it)
@@ -799,7 +696,7 @@ for l in enum_widths:
         for s in signs:
             sets = []
             for probe in range(n_probes):
-                reach, ferr, generic = reached(c, s, probe, e_rng)
+                reach, ferr, generic = components.reached_components(c, s, probe, e_rng)
                 sets.append(reach)
                 fun_err_max = max(fun_err_max, ferr)
                 if generic and l - lm >= 1:
@@ -811,14 +708,21 @@ for l in enum_widths:
         classes = {frozenset(v) for v in rel.values()}
         n_rel += 1
         n_sum_ok += symmetric and all(len({sum(s) for s in cl}) == 1 for cl in classes)
-        n_enum_ok += len(classes) == T.n_effective_components(2, 1, c) == lm + 1
-        table.append((l, lm, len(signs), T.n_components(2, 1, c), len(classes), T.n_effective_components(2, 1, c)))
+        n_enum_ok += len(classes) == invariant_set.n_effective_components(2, 1, c) == lm + 1
+        table.append((l, lm, len(signs), invariant_set.n_components(2, 1, c), len(classes), invariant_set.n_effective_components(2, 1, c)))
+
+# %% [markdown]
+# The classes against Cor. 2 and Cor. 3, the function check, and the per-point reading:
+
+# %%
 print(f"{'l':>2}{'l-':>4}{'sign vectors':>14}{'Cor. 2: 2^l-':>14}{'enumerated classes':>20}{'Cor. 3: l- + 1':>16}")
 for row in table:
     print(f"{row[0]:>2}{row[1]:>4}{row[2]:>14}{row[3]:>14}{row[4]:>20}{row[5]:>16}")
 print("network function unchanged by every permutation + rescaling:", bound(fun_err_max, 1e-12))
 print(f"per-point reading: generic probes (l+ >= 1) whose effective component holds several sign sums: "
       f"{fraction(n_generic_multi, n_generic)}")
+
+# %% tags=["hide-input"]
 _ = glue("th_def2_points", fraction(n_generic_multi, n_generic))
 _ = verified.record("Cor. 3: l- + 1 effective components (per-component relation)", n_enum_ok == n_rel,
                     kind="independent", check=f"enumeration of all permutations + Prop. 4 rescalings, l in {enum_widths}, "
@@ -835,12 +739,15 @@ _ = verified.record("symmetries keep the network function", fun_err_max < 1e-12,
                     check="forward pass on 20 random inputs before/after (rescale_to)", measured=bound(fun_err_max, 1e-13),
                     tolerance="1e-12")
 
+# %% [markdown]
+# Connected components grow like $2^{l_-}$, effective components like $l_- + 1$:
+
 # %%
 fig, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
 lms = np.arange(1, 11)
-ax.semilogy(lms, [T.n_components(2, 1, [-1.0] * k) for k in lms], "o-", color=plotting.LOCAL,
+ax.semilogy(lms, [invariant_set.n_components(2, 1, [-1.0] * k) for k in lms], "o-", color=plotting.LOCAL,
             label="connected components $2^{l_-}$ (Cor. 2)")
-ax.semilogy(lms, [T.n_effective_components(2, 1, [-1.0] * k) for k in lms], "s-", color=plotting.GLOBAL,
+ax.semilogy(lms, [invariant_set.n_effective_components(2, 1, [-1.0] * k) for k in lms], "s-", color=plotting.GLOBAL,
             label="effective components $l_- + 1$ (Cor. 3)")
 done = sorted({(r[1], r[4]) for r in table})
 ax.plot([x for x, _ in done], [y for _, y in done], "kx", ms=9, label="enumerated (this chapter)")
@@ -851,6 +758,7 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
+# (sec-topo-homology-lemma3)=
 # ### Rescalings and permutations commute up to relabelling (paper's Lemma 3)
 #
 # Write $T_s$, $s \in (0, \infty)^l$, for the rescaling $(w_k, a_k) \mapsto (s_k w_k, a_k / s_k)$ and $P_\sigma$ for
@@ -904,6 +812,8 @@ for trial in range(30):
 lem3_ok = lem3_err < 1e-11 and lem3_fun < 1e-10
 print(f"Lemma 3: 30 random sequences of 12 actions; composition vs normal form T_r P_tau {bound(lem3_err, 1e-13)} "
       f"(relative), network function unchanged {bound(lem3_fun, 1e-12)} (relative)")
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma 3: a sequence of rescalings and permutations is one rescaling after one permutation", lem3_ok,
                     kind="identity", check="action-by-action composition vs the normal form (bookkeeping of the proof); "
                                            "the network function on random inputs",
@@ -940,6 +850,11 @@ static = explorers.static_explorer(
     value=lambda out: (f"P(x) = {out['poincare']}; components {out['components']}; "
                        f"effective components {out['effective']}"))
 static.show()
+
+# %% [markdown]
+# The frames' counts, against Cor. 1 derived by counting the disconnected factors, and the 3-D frames' paths:
+
+# %%
 points = [dict(zip(["d", "e", "l_plus", "l_minus"], combo))
           for combo in itertools.product([1, 2, 3], [1, 2], [1, 2], [0, 1, 2, 3])]
 # Cor. 1 as derived above, by counting the disconnected factors: S^{d-1} (c_k > 0) has two points iff d = 1,
@@ -955,6 +870,8 @@ print(f"{static.n_frames} frames; components = the count of S^0 factors in {n_co
       f"2^(l_-) in {sum(a for a, _ in n_e1)}/{len(n_e1)} and effective components l_- + 1 in {sum(b for _, b in n_e1)}"
       f"/{len(n_e1)}; 3-D frames: pathological output signs kept in {n_sheet}/{len(flows)}, "
       f"largest balance drift {fixed(explorer_drift, 3)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("explorer: every frame shows Cor. 1's components; at e = 1 < d, 2^(l_-) components and l_- + 1 "
                     "effective ones (Cor. 2, Thm 2)",
                     n_cor1 == static.n_frames and all(a and b for a, b in n_e1), kind="same code",
@@ -974,7 +891,7 @@ _ = verified.record("explorer: the 3-D paths stay on their quadrics and keep the
 # rendered book the sliders under the figure move over frames precomputed by the same drawing function, and the line
 # under them gives the Poincaré polynomial and the numbers of components and effective components.
 
-# %%
+# %% tags=["hide-input"]
 _ = record_results({"betti_cases": len(cases), "betti_counts_match": n_ph_ok, "betti_counts": n_ph,
                     "graph_b0_match": n_graph_ok, "prop3_runs_kept": n_kept, "prop3_runs": n_runs,
                     "prop3_nonpatho_flips": n_flip, "balance_drift_max": drift, "effective_components_match": n_enum_ok,
@@ -993,5 +910,5 @@ _ = record_results({"betti_cases": len(cases), "betti_counts_match": n_ph_ok, "b
 # *identity* (true by algebra or by construction: the cone's homogeneity, the bookkeeping of Lemma 3, the bound
 # $a_k^2 \ge -c_k(t)$; these document the proofs and are not counted as verifications).
 
-# %%
+# %% tags=["hide-input"]
 verified.table()

@@ -4,5 +4,11 @@
   a quadric, the obstruction probability of App. F.
 - ``drawings``: the headless drawings of Part III's explorers (the topology of H(c) and the quadrics with a
   trajectory; App. F's obstruction probability).
+- ``balance_drift``: the fixed-step RK4 flow and the GD/SGD/Adam runs that keep or break the balances (Sec. 8).
+- ``toy``: the Sec. 6 toy (Fig. 3): its data, draws, runs and the rounding slack of its bound.
+- ``homology``: point samples of H(c), Rips and alpha persistence, neighbour-graph components (Thm 1, Cor. 1, App. E).
+- ``components``: the Prop. 3 teacher and the enumeration of the symmetries behind Thm 2 / Cor. 3.
+- ``breast_cancer``: the breast-cancer study of Sec. 6 / Fig. 4 (split, floor, paired draws, runs, statistics).
+- ``appendix``: App. E's network with biases, App. F's log survival, App. G's population loss and flow.
 - ``shallow_relu``: the network f(x) = W2 relu(W1 x), its MSE and BCE losses, batched gradient descent.
 """
