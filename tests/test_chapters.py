@@ -193,3 +193,17 @@ def test_a_sweep_of_a_chapter_gives_its_headline_numbers_as_columns(tmp_path):
     assert {"checks", "checks_passed"} <= science
     assert len(science - {"checks", "checks_passed", "checks_independent"}) >= 2, science
     assert all(r["checks"] == r["checks_passed"] for r in rows)
+
+
+@pytest.mark.parametrize("nb_path", CHAPTERS, ids=IDS)
+def test_the_chapter_shows_its_summary_with_this_runs_numbers_in_jupyter(nb_path):
+    """Issue 34, item 8: the last code cell but one shows "What this chapter shows" with the values this kernel glued
+    (markovlib.book.glue.summary), for a reader in Jupyter; the rendered book removes it (its summary has them)."""
+    _, code = _code_cells(nb_path)
+    cell = code[-2]
+    assert f'summary("{nb_path.stem}")' in cell.source, "the last code cell but one must call summary(<chapter>)"
+    assert "remove-cell" in cell.metadata.get("tags", [])
+    assert cell.outputs and "text/markdown" in cell.outputs[0].get("data", {}), "run the chapter: no summary shown"
+    shown = cell.outputs[0]["data"]["text/markdown"]
+    for raw in ("{glue:", "{prf:", "{cite:", "not computed in this run"):
+        assert raw not in shown, raw
