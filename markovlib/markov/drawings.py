@@ -221,7 +221,7 @@ def attention_critical_sets(ax, p, q, e_lim=(-2.0, 2.0), w_lim=(-2.0, 2.0), a_li
     the saddle line {e = 0, w = -1/sqrt 2} and the saddle curve Sigma = {w = -1/sqrt 2, a = -1/e^2} (yellow); the
     surface of global minima {c = c*} as green mesh lines of constant a (w = sign(t) sqrt(|t|/2), t = c*/f - 1).
     """
-    from .canonical import W_SADDLE, _pre_coefficient, c_star
+    from .canonical import W_SADDLE, c_star, pre_coefficient_unchecked
 
     iid = is_iid(p, q)
     lo_c, hi_c = (plotting.LOCAL, plotting.MAXIMA) if p + q > 1 else (plotting.MAXIMA, plotting.LOCAL)
@@ -242,7 +242,7 @@ def attention_critical_sets(ax, p, q, e_lim=(-2.0, 2.0), w_lim=(-2.0, 2.0), a_li
     ax.plot(e, np.full_like(e, W_SADDLE), a_sig, color=plotting.SADDLE, lw=2.0, ls="--")
     cs = c_star(p, q)
     for a in np.linspace(*a_lim, n_mesh):
-        f = _pre_coefficient(e, a)
+        f = pre_coefficient_unchecked(e, a)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = cs / f - 1.0
             w = np.sign(t) * np.sqrt(np.abs(t) / 2)
