@@ -146,3 +146,12 @@ def test_critical_sets_and_classify():
 def test_bad_input(call, msg):
     with pytest.raises(ValueError, match=msg):
         call()
+
+
+def test_w_on_level_set_reaches_the_coefficient():
+    for c0 in (-3.0, 0.0, 0.7, 12.0):
+        for e in (0.5, -1.0, 2.0):
+            assert float(canonical.coefficient(e, canonical.w_on_level_set(c0, e))) == pytest.approx(c0, abs=1e-12)
+    assert canonical.w_on_level_set(0.0, 1.0) == pytest.approx(-1 / np.sqrt(2))
+    with pytest.raises(ValueError, match="e must be nonzero"):
+        canonical.w_on_level_set(1.0, 0.0)

@@ -74,6 +74,17 @@ def coefficient(e, w, a=0.0):
     return coefficient_unchecked(e, w, a)
 
 
+def w_on_level_set(c0, e):
+    """The w with c(e, w) = e^2 (1 + 2 w|w|) = c0 (App. C): w = sign(t) sqrt(|t| / 2), t = c0 / e^2 - 1. Every
+    c0 is reached for every e != 0, since w -> 1 + 2 w|w| is a bijection of the real line."""
+    c0, e = checks.finite_array("c0", c0), checks.finite_array("e", e)
+    if np.any(e == 0):
+        raise ValueError("e must be nonzero (c = 0 for every w on the w-axis)")
+    t = c0 / (e * e) - 1
+    out = np.sign(t) * np.sqrt(np.abs(t) / 2)
+    return out[()] if np.ndim(out) == 0 else out
+
+
 def c_star(p, q):
     """The optimal coefficient c* = log((1-p)(1-q)/(pq)) (then sigma(beta*) = p, sigma(c*+beta*) = 1-q)."""
     return c_star_unchecked(*check_pq(p, q))

@@ -1,0 +1,129 @@
+"""Statistics of Part I's chapters: exact frequency tests of the Markov sampler (Sec. 2 of Makkuva et al.) and
+the bookkeeping of a family of such tests.
+
+* :func:`binom_pvalue`: the two-sided exact binomial p-value, min(1, 2 min(P[K <= k], P[K >= k])).
+* :func:`transition_counts`: the counts of 0 -> 1 and 1 -> 0 transitions and the visits of 0 and 1.
+* :func:`runs_from_start`: run lengths of a binary sequence selected by their start only, so that given the past
+  each length is a fresh Geom(r) (strong Markov property) and the counts per bin are exactly binomial.
+* :func:`geometric_bins`: the law of those bins, Pr(len = k) = r (1 - r)^(k - 1) for k <= kmax and
+  Pr(len > kmax) = (1 - r)^kmax.
+* :func:`n_sigma_min`: the smallest two-sided normal level n_sigma at which ``n_tests`` tests keep their
+  Bonferroni family-wise false-alarm bound at or below ``family_alpha``.
+* :func:`round_up`: an upper bound printed with two significant digits, rounded up (never down).
+* :func:`full_loss_min_bias`: min over the bias b of the full transformer's exact loss at canonical (e, w)
+  (Lemma 5 checked numerically: Brent's method on b, the loss being convex in b).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from ..numerics import checks
+
+__all__ = ["binom_pvalue", "transition_counts", "runs_from_start", "geometric_bins", "n_sigma_min", "round_up",
+           "full_loss_min_bias"]
+
+
+def _binary_batch(x) -> np.ndarray:
+    x = np.asarray(x)
+    if x.ndim != 2 or x.shape[1] < 2:
+        raise ValueError(f"x must be a batch x length array of symbols with length >= 2, got shape {x.shape}")
+    return x
+
+
+def binom_pvalue(k, n, prob):
+    """Two-sided exact binomial p-value of k successes in n trials at success probability ``prob``: twice the
+    smaller tail, at most 1. Broadcasts; ``prob`` must lie in [0, 1] and ``n`` be a non-negative integer count."""
+    k, n, prob = np.asarray(k), np.asarray(n), np.asarray(prob, dtype=float)
+    if np.any(n < 0) or np.any(k < 0) or np.any(k > n):
+        raise ValueError("k and n must be counts with 0 <= k <= n")
+    if np.any(~np.isfinite(prob)) or np.any(prob < 0) or np.any(prob > 1):
+        raise ValueError(f"prob must lie in [0, 1], got {prob!r}")
+    return np.minimum(1.0, 2 * np.minimum(stats.binom.cdf(k, n, prob), stats.binom.sf(k - 1, n, prob)))
+
+
+def transition_counts(x):
+    """``((k01, n0), (k10, n1))`` of a batch of binary sequences: the visits of 0 followed by a 1 and the visits of 0
+    (among positions 1..N-1), likewise for 1 followed by a 0. Given the visits, each count is a sum of fresh
+    Bernoulli(P_{i,1-i}) choices (Markov property), hence binomial."""
+    x = _binary_batch(x)
+    a, b = x[:, :-1].ravel(), x[:, 1:].ravel()
+    return ((int(((a == 0) & (b == 1)).sum()), int((a == 0).sum())),
+            (int(((a == 1) & (b == 0)).sum()), int((a == 1).sum())))
+
+
+def runs_from_start(x, kmax):
+    """Length (capped at kmax + 1) and state of every run that starts with a switch at a position
+    s <= length - 1 - kmax of a batch of binary sequences.
+
+    Selecting runs by their start only (never by their end) avoids the window's bias: a run that starts there is
+    followed for kmax steps, which the window always contains, so its binned length has exactly the geometric law
+    (:func:`geometric_bins`). Returns ``(lengths, states)``, two 1-D arrays.
+    """
+    x = _binary_batch(x)
+    B, N = x.shape
+    kmax = checks.positive_int("kmax", kmax)
+    if kmax > N - 2:
+        raise ValueError(f"kmax must be at most length - 2 = {N - 2}, got {kmax}")
+    switch = np.zeros((B, N + 1), dtype=bool)
+    switch[:, 1:N] = x[:, 1:] != x[:, :-1]
+    switch[:, N] = True  # sentinel: the window ends
+    pos = np.where(switch, np.arange(N + 1), N + 1)
+    first_at_or_after = np.minimum.accumulate(pos[:, ::-1], axis=1)[:, ::-1]
+    rows, s = np.nonzero(switch[:, 1:N - kmax])
+    s = s + 1
+    lengths = np.minimum(first_at_or_after[rows, s + 1] - s, kmax + 1)
+    return lengths, x[rows, s]
+
+
+def geometric_bins(r, kmax) -> np.ndarray:
+    """The law of a Geom(r) run length binned as 1, ..., kmax and "longer than kmax": r (1 - r)^(k - 1) for
+    k = 1..kmax, then (1 - r)^kmax (kmax + 1 entries summing to 1)."""
+    r = checks.probability("r", r)
+    kmax = checks.positive_int("kmax", kmax)
+    ks = np.arange(1, kmax + 1)
+    return np.append(r * (1 - r) ** (ks - 1), (1 - r) ** kmax)
+
+
+def n_sigma_min(n_tests, family_alpha) -> float:
+    """The smallest n_sigma whose two-sided normal tail, 2 Phi(-n_sigma), keeps n_tests tests at a family-wise
+    false-alarm bound n_tests * 2 Phi(-n_sigma) <= family_alpha (Bonferroni)."""
+    n_tests = checks.positive_int("n_tests", n_tests)
+    family_alpha = checks.probability("family_alpha", family_alpha)
+    return float(stats.norm.isf(family_alpha / n_tests / 2))
+
+
+def round_up(x, digits=2) -> float:
+    """x > 0 rounded up to ``digits`` significant digits (an upper bound stays an upper bound when printed)."""
+    x = checks.positive_real("x", x)
+    digits = checks.positive_int("digits", digits)
+    scale = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    k = math.ceil(x / scale)
+    return (k - 1) * scale if (k - 1) * scale >= x else k * scale  # x / scale may land a rounding above an integer
+
+
+def full_loss_min_bias(e, w, chain, n_exact, seed=0, bracket=(-3.0, 3.0)) -> tuple[float, float]:
+    """``(min_b L, argmin_b L)`` of the full model's exact population loss (all 2^n_exact sequences of ``chain``)
+    with canonical weights (e, w, b) (App. C; ``markovlib.transformer.model.canonical_full_model`` with ``seed``),
+    by Brent's method on b from ``bracket`` (tol 1e-10). The loss is strictly convex in b (Lemma 5), so this is the
+    numeric counterpart of the closed-form optimal bias."""
+    import torch
+    from scipy.optimize import minimize_scalar
+
+    from ..transformer.exact import exact_loss
+    from ..transformer.model import canonical_full_model
+
+    e, w = float(checks.finite_array("e", e)), float(checks.finite_array("w", w))
+    n_exact = checks.positive_int("n_exact", n_exact)
+    seed = checks.nonnegative_int("seed", seed)
+    if len(bracket) != 2 or not bracket[0] < bracket[1]:
+        raise ValueError(f"bracket must be a pair (lo, hi) with lo < hi, got {bracket!r}")
+
+    def loss_b(b):
+        with torch.no_grad():
+            return float(exact_loss(canonical_full_model(e, w, b, max_len=n_exact, seed=seed), chain, n_exact))
+
+    res = minimize_scalar(loss_b, bracket=tuple(bracket), method="brent", tol=1e-10)
+    return float(res.fun), float(res.x)

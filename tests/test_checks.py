@@ -1,0 +1,79 @@
+"""Tests of markovlib.markov.checks: the exact frequency tests of the Markov sampler and their bookkeeping."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from markovlib.markov import checks
+from markovlib.markov.chain import MarkovChain
+
+
+def test_binom_pvalue_is_twice_the_smaller_tail():
+    assert checks.binom_pvalue(5, 10, 0.5) == pytest.approx(1.0)
+    k, n, prob = 2, 50, 0.3
+    ref = 2 * stats.binom.cdf(k, n, prob)
+    assert checks.binom_pvalue(k, n, prob) == pytest.approx(ref)
+    assert checks.binom_pvalue(48, 50, 0.3) == pytest.approx(2 * stats.binom.sf(47, 50, 0.3))
+    out = checks.binom_pvalue(np.array([1, 2]), np.array([10, 10]), np.array([0.1, 0.2]))
+    assert out.shape == (2,) and np.all(out <= 1)
+    with pytest.raises(ValueError, match="prob"):
+        checks.binom_pvalue(1, 10, 1.5)
+    with pytest.raises(ValueError, match="k and n"):
+        checks.binom_pvalue(11, 10, 0.5)
+
+
+def test_transition_counts_by_hand():
+    x = np.array([[0, 1, 1, 0, 0], [1, 1, 0, 1, 0]])
+    # pairs: (0,1) (1,1) (1,0) (0,0) | (1,1) (1,0) (0,1) (1,0): 0 -> 1 twice in 3 visits of 0, 1 -> 0 thrice in 5
+    assert checks.transition_counts(x) == ((2, 3), (3, 5))
+    with pytest.raises(ValueError, match="x must be"):
+        checks.transition_counts(np.zeros(5))
+
+
+def test_runs_from_start_by_hand_and_in_law():
+    x = np.array([[0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1]])
+    lengths, states = checks.runs_from_start(x, 3)
+    # switches at 1, 4, 6; starts allowed at s <= 12 - 1 - 3 = 8: runs of 1 (length 3), of 0 (2), of 1 (capped 4)
+    assert lengths.tolist() == [3, 2, 4] and states.tolist() == [1, 0, 1]
+    chain = MarkovChain(0.3, 0.6)
+    lengths, states = checks.runs_from_start(chain.sample(2000, 64, seed=3), 6)
+    for state, r in ((0, 0.3), (1, 0.6)):
+        lens = lengths[states == state]
+        counts = np.bincount(lens, minlength=8)[1:]
+        assert checks.binom_pvalue(counts, lens.size, checks.geometric_bins(r, 6)).min() > 1e-6
+    with pytest.raises(ValueError, match="kmax"):
+        checks.runs_from_start(x, 11)
+
+
+def test_geometric_bins_sum_to_one():
+    law = checks.geometric_bins(0.25, 5)
+    assert law.shape == (6,) and law.sum() == pytest.approx(1.0)
+    assert law[0] == pytest.approx(0.25) and law[-1] == pytest.approx(0.75 ** 5)
+    with pytest.raises(ValueError, match="r"):
+        checks.geometric_bins(0.0, 5)
+
+
+def test_n_sigma_min_and_round_up():
+    n = checks.n_sigma_min(55, 0.01)
+    assert 55 * 2 * stats.norm.sf(n) == pytest.approx(0.01)
+    assert checks.n_sigma_min(1, 0.05) == pytest.approx(1.959964, abs=1e-6)
+    assert checks.round_up(5.71e-5) == pytest.approx(5.8e-5)
+    assert checks.round_up(3.1e-5) == pytest.approx(3.1e-5) and checks.round_up(3.1e-5) >= 3.1e-5
+    assert checks.round_up(0.123, 1) == pytest.approx(0.2)
+    for bad in (0, -1.0, np.nan):
+        with pytest.raises(ValueError, match="x"):
+            checks.round_up(bad)
+    with pytest.raises(ValueError, match="n_tests"):
+        checks.n_sigma_min(0, 0.01)
+
+
+def test_full_loss_min_bias_is_the_closed_form_optimal_bias():
+    from markovlib.transformer.readout import optimal_canonical_bias
+
+    chain = MarkovChain(0.5, 0.8)
+    for e, w in ((1.3, 0.6), (-0.7, -0.4)):
+        value, b = checks.full_loss_min_bias(e, w, chain, 4, seed=0)
+        assert b == pytest.approx(optimal_canonical_bias(e, w, 0.0, 0.5, 0.8), abs=1e-4)
+    with pytest.raises(ValueError, match="bracket"):
+        checks.full_loss_min_bias(1.0, 0.5, chain, 4, bracket=(1.0, -1.0))
+    with pytest.raises(ValueError, match="n_exact"):
+        checks.full_loss_min_bias(1.0, 0.5, chain, 0)
