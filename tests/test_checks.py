@@ -77,3 +77,25 @@ def test_full_loss_min_bias_is_the_closed_form_optimal_bias():
         checks.full_loss_min_bias(1.0, 0.5, chain, 4, bracket=(1.0, -1.0))
     with pytest.raises(ValueError, match="n_exact"):
         checks.full_loss_min_bias(1.0, 0.5, chain, 0)
+
+
+def test_disc_and_ball_are_uniform_inside_the_radius():
+    rng = np.random.default_rng(0)
+    dx, dy = checks.disc(rng, 20000, 0.5)
+    r2 = dx ** 2 + dy ** 2
+    assert r2.max() <= 0.25 and abs(np.mean(r2 <= 0.125) - 0.5) < 0.02  # half the area inside r / sqrt 2
+    x = checks.ball(rng, 20000, 2.0)
+    r = np.linalg.norm(x, axis=1)
+    assert x.shape == (20000, 3) and r.max() <= 2.0 and abs(np.mean(r <= 2.0 * 0.5 ** (1 / 3)) - 0.5) < 0.02
+    with pytest.raises(ValueError, match="r"):
+        checks.disc(rng, 10, 0.0)
+    with pytest.raises(ValueError, match="n"):
+        checks.ball(rng, 0, 1.0)
+
+
+def test_floor_text():
+    assert checks.floor_text(3e-3) == "3.0e-03"
+    assert checks.floor_text(-1e-16) == "|min| < 2e-15"
+    assert checks.floor_text(-1e-3).startswith("|min| 1.00e-03 (not")
+    with pytest.raises(ValueError, match="x"):
+        checks.floor_text(np.nan)

@@ -10,6 +10,10 @@ the bookkeeping of a family of such tests.
 * :func:`n_sigma_min`: the smallest two-sided normal level n_sigma at which ``n_tests`` tests keep their
   Bonferroni family-wise false-alarm bound at or below ``family_alpha``.
 * :func:`round_up`: an upper bound printed with two significant digits, rounded up (never down).
+* :func:`disc`, :func:`ball`: uniform perturbations in a disc of R^2 and a ball of R^3 (the perturbation tests of
+  Thms 1 and 7, where the Hessian is degenerate).
+* :func:`floor_text`: a loss difference that must stay above minus the rounding level, printed as its value when
+  resolved and as a bound at the rounding level otherwise.
 * :func:`full_loss_min_bias`: min over the bias b of the full transformer's exact loss at canonical (e, w)
   (Lemma 5 checked numerically: Brent's method on b, the loss being convex in b).
 """
@@ -20,10 +24,11 @@ import math
 import numpy as np
 from scipy import stats
 
+from ..book.formatting import bound
 from ..numerics import checks
 
 __all__ = ["binom_pvalue", "transition_counts", "runs_from_start", "geometric_bins", "n_sigma_min", "round_up",
-           "full_loss_min_bias"]
+           "disc", "ball", "floor_text", "full_loss_min_bias"]
 
 
 def _binary_batch(x) -> np.ndarray:
@@ -127,3 +132,24 @@ def full_loss_min_bias(e, w, chain, n_exact, seed=0, bracket=(-3.0, 3.0)) -> tup
 
     res = minimize_scalar(loss_b, bracket=tuple(bracket), method="brent", tol=1e-10)
     return float(res.fun), float(res.x)
+
+
+def disc(rng, n, r):
+    """``(dx, dy)``: n points uniform in the disc of radius r (polar draw, radius r sqrt(U)) from ``rng``."""
+    n, r = checks.positive_int("n", n), checks.positive_real("r", r)
+    ang, rad = rng.uniform(0, 2 * np.pi, n), r * np.sqrt(rng.uniform(0, 1, n))
+    return rad * np.cos(ang), rad * np.sin(ang)
+
+
+def ball(rng, n, r):
+    """An (n, 3) array of points uniform in the ball of radius r (normal direction, radius r U^(1/3))."""
+    n, r = checks.positive_int("n", n), checks.positive_real("r", r)
+    x = rng.normal(size=(n, 3))
+    return r * x / np.linalg.norm(x, axis=1, keepdims=True) * rng.uniform(0, 1, (n, 1)) ** (1 / 3)
+
+
+def floor_text(x, resolved=1e-12, rounding=2e-15) -> str:
+    """The measured minimum x of a loss difference that must stay above minus the rounding level: its value when
+    resolved (x > ``resolved``), else its size as a bound at the ``rounding`` level (a few float64 eps)."""
+    x = float(checks.finite_array("x", x))
+    return f"{x:.1e}" if x > resolved else f"|min| {bound(x, rounding)}"

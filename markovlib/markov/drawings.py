@@ -319,3 +319,12 @@ def draw_attention(p, q, e0, w0, a0, ax=None, t_max=None):
     return {"predicted": pred.outcome, "reached": reached, "limit": end,
             "predicted_limit": (pred.e, pred.w, pred.a), "energy0": E0, "energy_drift": drift,
             "A": float(lab.A), "reduced_energy": float(Et)}
+
+
+def frames_agree(results) -> tuple[int, int]:
+    """``(agreeing, frames)`` of an explorer's precomputed frames: how many of the outputs of :func:`draw_landscape`,
+    :func:`draw_energy` or :func:`draw_attention` (dicts with "reached" and "predicted") end where predicted."""
+    results = list(results)
+    if any(not isinstance(r, dict) or "reached" not in r or "predicted" not in r for r in results):
+        raise ValueError("results must be the outputs of a drawing function, dicts with 'reached' and 'predicted'")
+    return sum(r["reached"] == r["predicted"] for r in results), len(results)
