@@ -149,6 +149,9 @@ chain = MarkovChain(p, q)
 pi0, pi1 = chain.stationary
 verified = Verification()  # one record per claim; the "What was verified" table is generated from it
 level = 2 * stats.norm.sf(n_sigma)  # two-sided level of the sampled checks (5.7e-7 at 5 sigma)
+# the full model's exact population loss (all 2^N_exact sequences) at canonical scalars (e, w, b), as a number
+full_loss = lambda e, w, b: float(exact_loss(canonical_full_model(e, w, b, max_len=N_exact, seed=seed),  # noqa: E731
+                                             chain, N_exact).detach())
 
 # %% [markdown]
 # The checks below compare the model with formulas written out in this chapter; the first is Lemma 2's
@@ -349,8 +352,8 @@ for e in sorted({abs(v) for v in e_values}):
         L_pos = float(exact_loss(canonical_full_model(e, w, b0, max_len=N_exact, seed=seed), chain, N_exact).detach())
         L_neg = float(exact_loss(canonical_full_model(-e, w, b0, max_len=N_exact, seed=seed), chain, N_exact).detach())
         # the bias minimized out numerically (Brent on the full model), for both signs of e
-        m_pos, _ = checks.full_loss_min_bias(e, w, chain, N_exact, seed)
-        m_neg, _ = checks.full_loss_min_bias(-e, w, chain, N_exact, seed)
+        m_pos, _ = checks.min_over_bias(lambda b: full_loss(e, w, b))
+        m_neg, _ = checks.min_over_bias(lambda b: full_loss(-e, w, b))
         b_full = optimal_canonical_bias(-e, w, 0.0, p, q)
         L_opt = float(exact_loss(canonical_full_model(-e, w, b_full, max_len=N_exact, seed=seed), chain,
                                  N_exact).detach())
@@ -698,7 +701,7 @@ for c0 in (c_star(p, q), 0.0, 1.5, -3.0):
         w = float(canonical.w_on_level_set(c0, e))
         L = float(exact_loss(canonical_full_model(e, w, optimal_canonical_bias(e, w, 0.0, p, q), max_len=N_exact,
                                                   seed=seed), chain, N_exact).detach())
-        m, _ = checks.full_loss_min_bias(e, w, chain, N_exact, seed, bracket=(-4.0, 4.0))  # the bias minimized out numerically
+        m, _ = checks.min_over_bias(lambda b: full_loss(e, w, b), bracket=(-4.0, 4.0))  # the bias minimized out numerically
         g0 = float(reduced_loss(c0, p, q))
         l6_lib, l6_min = max(l6_lib, abs(L - g0)), max(l6_min, abs(m - g0))
         print(f"{fixed(c0, 4):>8}{e:>7}{w:>9.4f}{fixed(float(coefficient(e, w)), 4):>10}{L:>14.8f}"

@@ -66,17 +66,25 @@ def test_n_sigma_min_and_round_up():
         checks.n_sigma_min(0, 0.01)
 
 
-def test_full_loss_min_bias_is_the_closed_form_optimal_bias():
+def test_min_over_bias_is_the_closed_form_optimal_bias():
+    import torch
+
+    from markovlib.transformer.exact import exact_loss
+    from markovlib.transformer.model import canonical_full_model
     from markovlib.transformer.readout import optimal_canonical_bias
 
     chain = MarkovChain(0.5, 0.8)
     for e, w in ((1.3, 0.6), (-0.7, -0.4)):
-        value, b = checks.full_loss_min_bias(e, w, chain, 4, seed=0)
+        def loss_b(b, e=e, w=w):
+            with torch.no_grad():
+                return float(exact_loss(canonical_full_model(e, w, b, max_len=4, seed=0), chain, 4))
+        value, b = checks.min_over_bias(loss_b)
         assert b == pytest.approx(optimal_canonical_bias(e, w, 0.0, 0.5, 0.8), abs=1e-4)
+    assert checks.min_over_bias(lambda b: (b - 1.0) ** 2 + 2.0) == pytest.approx((2.0, 1.0), abs=1e-8)
     with pytest.raises(ValueError, match="bracket"):
-        checks.full_loss_min_bias(1.0, 0.5, chain, 4, bracket=(1.0, -1.0))
-    with pytest.raises(ValueError, match="n_exact"):
-        checks.full_loss_min_bias(1.0, 0.5, chain, 0)
+        checks.min_over_bias(lambda b: b * b, bracket=(1.0, -1.0))
+    with pytest.raises(ValueError, match="loss_of_b"):
+        checks.min_over_bias(3.0)
 
 
 def test_disc_and_ball_are_uniform_inside_the_radius():
@@ -99,3 +107,22 @@ def test_floor_text():
     assert checks.floor_text(-1e-3).startswith("|min| 1.00e-03 (not")
     with pytest.raises(ValueError, match="x"):
         checks.floor_text(np.nan)
+
+
+def test_place_roots_sorts_points_onto_the_critical_sets():
+    from markovlib.markov import canonical
+
+    p, q = 0.9, 0.9
+    cs = canonical.c_star(p, q)
+    w = -1.5
+    e = float(np.sqrt(cs / (1 + 2 * w * abs(w))))  # on Gamma* at a = 0
+    R = np.array([[0.0, 0.3, 1.0], [1.0, -1 / np.sqrt(2), -1.0], [e, w, 0.0], [0.5, 0.5, 0.5]])
+    where = checks.place_roots(R, p, q, 1e-8)
+    assert where["plane e=0"].tolist() == [True, False, False, False]
+    assert where["Sigma"].tolist() == [False, True, False, False]
+    assert where["Gamma*"].tolist() == [False, False, True, False]
+    assert where["elsewhere"].tolist() == [False, False, False, True]
+    with_b = np.column_stack([R, np.full(4, 100.0)])  # a bias far from its optimum: on no lifted set
+    assert checks.place_roots(with_b, p, q, 1e-8)["elsewhere"].all()
+    with pytest.raises(ValueError, match="R must"):
+        checks.place_roots(np.zeros((2, 5)), p, q, 1e-8)

@@ -14,8 +14,9 @@ the bookkeeping of a family of such tests.
   Thms 1 and 7, where the Hessian is degenerate).
 * :func:`floor_text`: a loss difference that must stay above minus the rounding level, printed as its value when
   resolved and as a bound at the rounding level otherwise.
-* :func:`full_loss_min_bias`: min over the bias b of the full transformer's exact loss at canonical (e, w)
-  (Lemma 5 checked numerically: Brent's method on b, the loss being convex in b).
+* :func:`place_roots`: which critical set of Thms 9, 10 (attention scalar) each root lies on, by closed-form tests.
+* :func:`min_over_bias`: min over the bias b of a loss convex in b, e.g. the full transformer's exact loss at
+  canonical (e, w) (Lemma 5 checked numerically: Brent's method on b).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from ..book.formatting import bound
 from ..numerics import checks
 
 __all__ = ["binom_pvalue", "transition_counts", "runs_from_start", "geometric_bins", "n_sigma_min", "round_up",
-           "disc", "ball", "floor_text", "full_loss_min_bias"]
+           "disc", "ball", "floor_text", "place_roots", "min_over_bias"]
 
 
 def _binary_batch(x) -> np.ndarray:
@@ -109,28 +110,17 @@ def round_up(x, digits=2) -> float:
     return (k - 1) * scale if (k - 1) * scale >= x else k * scale  # x / scale may land a rounding above an integer
 
 
-def full_loss_min_bias(e, w, chain, n_exact, seed=0, bracket=(-3.0, 3.0)) -> tuple[float, float]:
-    """``(min_b L, argmin_b L)`` of the full model's exact population loss (all 2^n_exact sequences of ``chain``)
-    with canonical weights (e, w, b) (App. C; ``markovlib.transformer.model.canonical_full_model`` with ``seed``),
-    by Brent's method on b from ``bracket`` (tol 1e-10). The loss is strictly convex in b (Lemma 5), so this is the
-    numeric counterpart of the closed-form optimal bias."""
-    import torch
+def min_over_bias(loss_of_b, bracket=(-3.0, 3.0)) -> tuple[float, float]:
+    """``(min_b L, argmin_b L)`` of a loss that is strictly convex in the bias b (Lemma 5), by Brent's method on b
+    from ``bracket`` (tol 1e-10): the numeric counterpart of the closed-form optimal bias. ``loss_of_b(b)`` returns a
+    float (e.g. the full transformer's exact population loss at canonical weights (e, w, b), App. C)."""
     from scipy.optimize import minimize_scalar
 
-    from ..transformer.exact import exact_loss
-    from ..transformer.model import canonical_full_model
-
-    e, w = float(checks.finite_array("e", e)), float(checks.finite_array("w", w))
-    n_exact = checks.positive_int("n_exact", n_exact)
-    seed = checks.nonnegative_int("seed", seed)
+    if not callable(loss_of_b):
+        raise ValueError("loss_of_b must be a function of the bias b")
     if len(bracket) != 2 or not bracket[0] < bracket[1]:
         raise ValueError(f"bracket must be a pair (lo, hi) with lo < hi, got {bracket!r}")
-
-    def loss_b(b):
-        with torch.no_grad():
-            return float(exact_loss(canonical_full_model(e, w, b, max_len=n_exact, seed=seed), chain, n_exact))
-
-    res = minimize_scalar(loss_b, bracket=tuple(bracket), method="brent", tol=1e-10)
+    res = minimize_scalar(loss_of_b, bracket=tuple(bracket), method="brent", tol=1e-10)
     return float(res.fun), float(res.x)
 
 
@@ -153,3 +143,28 @@ def floor_text(x, resolved=1e-12, rounding=2e-15) -> str:
     resolved (x > ``resolved``), else its size as a bound at the ``rounding`` level (a few float64 eps)."""
     x = float(checks.finite_array("x", x))
     return f"{x:.1e}" if x > resolved else f"|min| {bound(x, rounding)}"
+
+
+def place_roots(R, p, q, set_tol):
+    """Which predicted set each root (row of R: (e, w, a) or (e, w, a, b)) lies on, by closed-form tests (Thms 9, 10):
+    the plane e = 0, the curve Sigma = {m(w) = 0, 1 + a e^2 = 0}, the surface Gamma* = {c = c*}, each within
+    ``set_tol``, and for rows with a bias b also b = beta*(c) + f/2. Returns boolean masks keyed "Gamma*",
+    "plane e=0", "Sigma", "elsewhere"."""
+    from .reference import optimal_beta_np
+
+    R = checks.finite_array("R", R, ndim=2)
+    if R.shape[1] not in (3, 4):
+        raise ValueError(f"R must hold roots (e, w, a) or (e, w, a, b) in rows, got shape {R.shape}")
+    p, q = checks.probability("p", p), checks.probability("q", q)
+    set_tol = checks.positive_real("set_tol", set_tol)
+    e, w, a = R[:, 0], R[:, 1], R[:, 2]
+    f, m = e**2 * (1 + a * e**2), 1 + 2 * w * np.abs(w)
+    c = f * m
+    c_opt = math.log((1 - p) * (1 - q) / (p * q))  # c* of Lemma 5: sigma(beta*) = p and sigma(c* + beta*) = 1 - q
+    plane = np.abs(e) < set_tol
+    sigma = ~plane & (np.abs(m) < set_tol) & (np.abs(1 + a * e**2) < set_tol)
+    gamma = ~plane & ~sigma & (np.abs(c - c_opt) < set_tol)
+    if R.shape[1] == 4:  # Thm 9: the bias sits at its optimum b*(theta) = beta*(c) + f/2
+        at_b = np.abs(R[:, 3] - (optimal_beta_np(c, p, q) + f / 2)) < set_tol
+        plane, sigma, gamma = plane & at_b, sigma & at_b, gamma & at_b
+    return {"Gamma*": gamma, "plane e=0": plane, "Sigma": sigma, "elsewhere": ~(gamma | plane | sigma)}
