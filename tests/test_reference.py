@@ -47,3 +47,26 @@ def test_flow_field_jacobian_and_normal():
     for (e, w, _), nk in zip(x.numpy(), n):
         grad_c = np.array([2 * e * (1 + 2 * w * abs(w)), 4 * e ** 2 * abs(w), 0.0])
         assert np.allclose(nk, np.cross(grad_c, np.array([-e, 0.0, 1.0])))
+
+
+def test_attention_references_match_canonical_and_the_full_model():
+    from markovlib.transformer.model import MarkovTransformer
+
+    p, q = 0.5, 0.8
+    for e, w, a in [(0.8, -0.4, 0.5), (1.2, 0.5, -0.3)]:
+        g = reference.attention_grad([e, w, a], p, q)
+        assert np.allclose(g, np.array(canonical.grad(e, w, p, q, a=a), dtype=float), rtol=1e-8, atol=1e-12)
+        assert reference.attention_loss_np([e, w, a], p, q) == pytest.approx(float(canonical.loss(e, w, p, q, a=a)))
+    assert reference.attention_loss_np(np.array([[0.8, -0.4, 0.0]]), p, q)[0] == pytest.approx(
+        float(canonical.loss(0.8, -0.4, p, q)))
+    d = 4
+    model = MarkovTransformer(d, 1, attention="linear")
+    alpha = torch.full((d,), 0.5, dtype=torch.float64)
+    u = torch.full((4 * d,), 2 / np.sqrt(4 * d), dtype=torch.float64)
+    e, w, a = 0.8, -0.4, 0.5
+    b = reference.optimal_bias_full(e, w, a, p, q)
+    t = lambda v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
+    L = reference.full_model_loss(model, t(e), t(w), t(a), t(b), alpha, u, p, q)
+    assert float(L) == pytest.approx(float(canonical.loss(e, w, p, q, a=a)), abs=1e-12)
+    with pytest.raises(ValueError, match="x must"):
+        reference.attention_grad([1.0, 2.0], p, q)

@@ -15,17 +15,31 @@ torch autograd (evidence of kind "independent").
 * :func:`frobenius_normal`: n = grad c x grad beta = (4e^2|w|, -2e m(w), 4e^3|w|) in (e, w, b), the normal of the
   planes a data-independent first integral of the free-bias flow would have to be tangent to.
 
+With the attention scalar a (Sec. 4.1, App. G; f = e^2 (1 + a e^2), c = f m(w)):
+
+* :func:`attention_loss`: Lemma 2 with beta = b - f/2, or for ``b=None`` the optimal beta* (Lemma 5, textbook root);
+  :func:`attention_grad` its autograd gradient at (e, w, a) or (e, w, a, b); :func:`attention_loss_np` its values at
+  the optimal bias as a numpy function.
+* :func:`optimal_beta_np` (beta* in numpy) and :func:`optimal_bias_full`, the full model's optimal bias
+  beta*(c) + f/2 + [e(1 + a e^2) < 0] 2w|w| f (eq-att-c).
+* :func:`full_model_loss`: the exact expected next-symbol loss of the full model (linear attention) with canonical
+  weights built from torch scalars, through ``torch.func.functional_call``.
+
 Every function takes torch tensors of float64 (numpy input to :func:`autograd_grad`); (p, q) are scalars in (0, 1).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from ..numerics import checks
 
 __all__ = ["logistic_loss", "optimal_beta", "coefficient", "reduced_loss", "loss_with_bias", "autograd_grad",
-           "flow_field", "flow_jacobian", "frobenius_normal"]
+           "flow_field", "flow_jacobian", "frobenius_normal", "attention_loss", "attention_grad", "attention_loss_np",
+           "optimal_beta_np", "optimal_bias_full", "full_model_loss"]
 
 
 def _pq(p, q):
@@ -107,3 +121,64 @@ def frobenius_normal(x):
     e, w = x[..., 0], x[..., 1]
     m = 1 + 2 * w * torch.abs(w)
     return torch.stack([4 * e ** 2 * torch.abs(w), -2 * e * m, 4 * e ** 3 * torch.abs(w)], -1)
+
+
+def attention_loss(e, w, a, b, p, q):
+    """Lemma 2 with the attention scalar: beta = b - f/2 (f = e^2 (1 + a e^2)), or the optimal beta* for b=None."""
+    p, q = _pq(p, q)
+    f = e**2 * (1 + a * e**2)
+    c = f * (1 + 2 * w * torch.abs(w))
+    if b is None:
+        beta = math.log(2 * p) - torch.log((q - p) + torch.sqrt((q - p) ** 2 + 4 * p * q * torch.exp(c)))
+    else:
+        beta = b - f / 2
+    pi0, pi1 = q / (p + q), p / (p + q)
+    return (pi0 * (p * F.softplus(-beta) + (1 - p) * F.softplus(beta))
+            + pi1 * ((1 - q) * F.softplus(-(c + beta)) + q * F.softplus(c + beta)))
+
+
+def attention_grad(x, p, q):
+    """torch autograd gradient of :func:`attention_loss` at x = (e, w, a) (optimal bias) or x = (e, w, a, b)."""
+    x = checks.finite_array("x", x, ndim=1)
+    if x.size not in (3, 4):
+        raise ValueError(f"x must be (e, w, a) or (e, w, a, b), got {x.size} entries")
+    x = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    L = attention_loss(x[0], x[1], x[2], x[3] if x.numel() == 4 else None, p, q)
+    return torch.autograd.grad(L, x)[0].numpy()
+
+
+def attention_loss_np(x, p, q):
+    """:func:`attention_loss` at the optimal bias as a numpy function of x = (e, w, a) (rows, or one point)."""
+    x = torch.as_tensor(np.asarray(x, dtype=float))
+    if x.shape[-1:] != (3,):
+        raise ValueError(f"x must hold points (e, w, a) on its last axis, got shape {tuple(x.shape)}")
+    with torch.no_grad():
+        return attention_loss(x[..., 0], x[..., 1], x[..., 2], None, p, q).numpy()
+
+
+def optimal_beta_np(c, p, q):
+    """Lemma 5's beta* in numpy, the root of q e^c s^2 + (q - p) s - p = 0 as written (s = e^beta)."""
+    p, q = _pq(p, q)
+    return math.log(2 * p) - np.log((q - p) + np.sqrt((q - p) ** 2 + 4 * p * q * np.exp(c)))
+
+
+def optimal_bias_full(e, w, a, p, q):
+    """The optimal bias of the full model: beta*(c) + f/2 + [e(1 + ae^2) < 0] 2w|w| f (eq-att-c)."""
+    f = e**2 * (1 + a * e**2)
+    c = f * (1 + 2 * w * abs(w))
+    return float(optimal_beta_np(c, p, q)) + f / 2 + (2 * w * abs(w) * f if e * (1 + a * e**2) < 0 else 0.0)
+
+
+def full_model_loss(model, e, w, a, b, alpha, u, p, q):
+    """Exact expected next-symbol loss of the full model (a ``MarkovTransformer`` with linear attention) with the
+    canonical weights of App. G built from torch scalars (e, w, a, b), direction ``alpha`` and ``u``."""
+    from torch.func import functional_call
+
+    p, q = _pq(p, q)
+    Aa = torch.outer(alpha, alpha)
+    params_ = {"embedding": e * alpha, "positional": (-e / 2) * alpha.expand(model.max_len, model.d),
+               "W_Q": 4 * a * Aa, "W_K": Aa, "W_V": Aa, "W_O": Aa,
+               "W_1": torch.abs(w) * torch.outer(u, alpha), "W_2": w * torch.outer(alpha, u), "bias": b}
+    lg = functional_call(model, params_, (torch.tensor([[0], [1]]),))[:, 0]
+    pi, p1 = (q / (p + q), p / (p + q)), (p, 1 - q)  # p1[x] = P(x_{n+1} = 1 | x_n = x)
+    return sum(pi[x] * (p1[x] * F.softplus(-lg[x]) + (1 - p1[x]) * F.softplus(lg[x])) for x in (0, 1))
