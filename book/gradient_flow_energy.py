@@ -27,22 +27,22 @@
 #
 # 1. Lemmas 1, 9: the energy $E(e, w) = e^2 - w^2 - \mathrm{sign}(w)\log|w|$ is constant along the gradient flow;
 #    integrated flows, some of them independent of markovlib, conserve it to {glue:text}`drift_bound`
-#    ([Sec. 1](#sec-gfe-energy)).
+#    ([Sec. 1](#sec-gradient-flow-energy-energy)).
 # 2. Lemma 12: on the $w$-axis, $E$ has the maximum $E_{sad} = -(1 + \log 2)/2$ over $w < 0$, at the saddle
-#    ([Sec. 2](#sec-gfe-axis)).
+#    ([Sec. 2](#sec-gradient-flow-energy-axis)).
 # 3. Thms 2, 8: every flow ends at a critical point on its own contour, and rules on $(w_0, E_0)$ say which; on dense
 #    grids ({glue:text}`basin_total` flows) only {glue:text}`basin_disagree` disagree, all next to a separatrix
-#    ([Sec. 3](#sec-gfe-basins)); the paper's Fig. 1 ([Sec. 4](#sec-gfe-fig1)).
+#    ([Sec. 3](#sec-gradient-flow-energy-basins)); the paper's Fig. 1 ([Sec. 4](#sec-gradient-flow-energy-fig1)).
 # 4. Small initialization decides by the data: bad local minima for $p + q > 1$, global ones for $p + q < 1$, as
 #    $\sigma \to 0$; Monte Carlo matches the closed form in {glue:text}`mc_cells` cells, and at the smallest
-#    $\sigma$ {glue:text}`mc_small` flows end as the limit says ([Sec. 5](#sec-gfe-small)).
+#    $\sigma$ {glue:text}`mc_small` flows end as the limit says ([Sec. 5](#sec-gradient-flow-energy-small)).
 # 5. The region $\{w < 0, E > E_{sad}\}$ leads to a global minimum for every chain: {glue:text}`good_count` flows,
-#    {glue:text}`good_chains` chains ([Sec. 6](#sec-gfe-good)).
+#    {glue:text}`good_chains` chains ([Sec. 6](#sec-gradient-flow-energy-good)).
 # 6. Gradient descent drifts in $E$ at first order in the step (log-log slope {glue:text}`gd_slope`)
-#    ([Sec. 7](#sec-gfe-gd)); for i.i.d. data every limit is global ([Sec. 8](#sec-gfe-iid)).
+#    ([Sec. 7](#sec-gradient-flow-energy-gd)); for i.i.d. data every limit is global ([Sec. 8](#sec-gradient-flow-energy-iid)).
 # 7. With the bias free, $E$ is not conserved ($\dot E = 2e^2\partial_b L$), yet the reduced theorems hold on at least
 #    {glue:text}`free_lowest` of every grid, and one extra bias step per update tracks the reduced descent to second
-#    order (slopes {glue:text}`free_slopes`) ([Sec. 9](#sec-gfe-bias)).
+#    order (slopes {glue:text}`free_slopes`) ([Sec. 9](#sec-gradient-flow-energy-bias)).
 #
 # The claims hold on Part I's theory range at a margin from $p + q = 1$; the table below gives each range's reason.
 #
@@ -192,7 +192,7 @@ print("horizons t_max = t_eff / |g'(0)|: " + "; ".join(f"({p}, {q}): |g'(0)| = {
                                                        f"t_max = {horizon(p, q, t_eff):.3g}" for p, q in pq_all))
 
 # %% [markdown]
-# (sec-gfe-energy)=
+# (sec-gradient-flow-energy-energy)=
 # ## The energy
 #
 # The gradient flow is $\dot\theta = -\nabla L(\theta)$. By {prf:ref}`Lemma 7 <lem-7>`, with $m(w) = 1 + 2w|w|$,
@@ -334,7 +334,7 @@ _ = verified.record("Lemmas 1, 9: energy conserved along integrated flows; sign(
                     kind="same code")
 
 # %% [markdown]
-# (sec-gfe-axis)=
+# (sec-gradient-flow-energy-axis)=
 # ## The energy on the $w$-axis (Lemma 12)
 #
 # Critical points lie on the axis $e = 0$ or on $\Gamma^*$, so the value of $E$ on the axis decides which axis points
@@ -402,7 +402,7 @@ _ = verified.record("Lemma 12: E(0, w) monotone pieces, max E_sad = -(1 + log 2)
                     kind="same code")
 
 # %% [markdown]
-# (sec-gfe-basins)=
+# (sec-gradient-flow-energy-basins)=
 # ## Where the flow ends (Lemmas 10, 11; Thms 2, 8)
 #
 # ```{prf:lemma} Convergence (paper's Lemma 10)
@@ -641,7 +641,7 @@ _ = verified.record("Thms 2, 8: the other two arms of {E = E_sad} flow to a glob
                     tolerance="1e-6", kind="same code")
 
 # %% [markdown]
-# (sec-gfe-fig1)=
+# (sec-gradient-flow-energy-fig1)=
 # ## Fig. 1 of the paper
 #
 # Panels (a) and (c): energy contour lines, the gradient-flow direction $-\nabla L/|\nabla L|$ and the critical loci
@@ -683,7 +683,7 @@ fig.suptitle("Fig. 1 of Makkuva et al. (2024), reproduced")
 plt.show()
 
 # %% [markdown]
-# (sec-gfe-small)=
+# (sec-gradient-flow-energy-small)=
 # ## Small initialization decides by the data (Thm 2, consequence)
 #
 # Draw $\theta_0 = (e_0, w_0) \sim \mathcal N(0, \sigma^2 I)$. The energy criterion turns the probability of ending in a
@@ -825,7 +825,7 @@ ax.legend(fontsize=7.5, loc="center left")
 plt.show()
 
 # %% [markdown]
-# (sec-gfe-good)=
+# (sec-gradient-flow-energy-good)=
 # ## A data-agnostic good region
 #
 # In both theorems, an initialization with $w_0 < 0$ and $E_0 > E_{sad}$ (above the saddle asymptotes in the lower
@@ -897,7 +897,7 @@ _ = verified.record("the authors' guideline point (-2 sqrt2, -16) is outside the
                     kind="same code")
 
 # %% [markdown]
-# (sec-gfe-gd)=
+# (sec-gradient-flow-energy-gd)=
 # ## Gradient descent does not conserve the energy
 #
 # Training takes finite steps, $\theta_{k+1} = \theta_k - \eta\nabla L(\theta_k)$. Taylor-expand the energy over one
@@ -967,7 +967,7 @@ plt.show()
 # $O(\eta)$ of a separatrix may cross it. Away from the separatrices the basins of the theorems still apply to small
 # steps, which is what the later training chapters rely on.
 #
-# (sec-gfe-iid)=
+# (sec-gradient-flow-energy-iid)=
 # ## i.i.d. data: $p + q = 1$
 #
 # When $p + q = 1$ the two yardsticks coincide, $c^* = 0$, and every critical point is a global minimum: the
@@ -1013,7 +1013,7 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# (sec-gfe-bias)=
+# (sec-gradient-flow-energy-bias)=
 # ## The bias as a free parameter
 #
 # The theorems follow the flow of the reduced loss $L(e, w) = \min_b L(e, w, b)$, while every training run trains
