@@ -17,71 +17,45 @@
 # # The attention scalar
 #
 # The canonical model of the earlier chapters switches attention off. Section 4.1 and App. G of
-# {cite:t}`makkuva2024local` switch it back on, in its simplest form: *linear* attention with rank-one query, key
-# and value weights along the common direction $\alpha$. The whole attention layer then collapses to one more
-# scalar $a$, and gradient flow runs in $(e, w, a) \in \mathbb R^3$. The paper gives the critical points, a
-# conserved energy and the convergence of the flow, but leaves the basins of attraction open ("technically
-# challenging"), supported by pictures (its Figs. 2 and 5) and an informal theorem (Thm 11). This chapter
-# derives and checks all of it, and then maps the 3-D basins: they turn out to be decided by **two** conserved
-# quantities, the energy and a second, data-independent invariant that the paper does not mention.
+# {cite:t}`makkuva2024local` switch it back on as *linear* attention with rank-one weights along the common
+# direction $\alpha$: the layer collapses to one more scalar $a$, and gradient flow runs in $(e, w, a)$. The paper
+# gives the critical points, a conserved energy and the convergence of the flow, but leaves the basins open
+# ("technically challenging"; its Figs. 2 and 5 and the informal Thm 11). This chapter derives and checks all of
+# it, and maps the 3-D basins: they are decided by **two** conserved quantities, the energy and a second,
+# data-independent invariant that the paper does not mention.
 #
 # ## What this chapter shows
 #
-# 1. **One scalar for attention.** With linear attention $\mathrm{att}_{n,i} = \frac1n\langle W_Q x_n, W_K x_i\rangle$
-#    and rank-one $W_Q, W_K, W_O W_V$ along $\alpha$, the attention output is
-#    $y_n = e(1 + a e^2)(x_n - \tfrac12)\alpha$, and the logit coefficient is
-#    $c(e, w, a) = e^2(1 + a e^2)(1 + 2w|w|)$ (App. G). Checked against the full torch model with linear attention
-#    for several $d$, lengths and both signs of $e$ and of $1 + a e^2$ to 1e-6; `canonical.grad` checked against
-#    torch autograd (Lemma 13).
-# 2. **Landscape (Thms 9, 10).** The critical points are the surface of global minima $\{c = c^*\}$, the plane
-#    $e = 0$ (loss $H(\pi)$; local minima on one side of $w = -1/\sqrt2$, local maxima on the other) and the curve
-#    $\Sigma = \{w = -1/\sqrt2,\ a = -1/e^2\}$. The paper leaves $\Sigma$ unclassified (Remark 5: "the Hessian is
-#    undefined"). We locate why: with the bias as a free parameter the loss has a kink on the surface
-#    $e(1 + a e^2) = 0$ where the ReLU switches branch, and $\Sigma$ lies on it; the *reduced* loss (optimal bias) is
-#    smooth there, and its Hessian has eigenvalues $(-\lambda, 0, \lambda)$: $\Sigma$ is a curve of strict saddles.
-#    Multi-start root searches in $(e, w, a)$ and $(e, w, a, b)$ (Thms 10 and 9), with the autograd gradient of an
-#    independent torch loss, find roots only on these sets (and on each of them).
-# 3. **Energy and flow (Lemmas 14–16, Thm 3).** $E(e, w, a) = e^2 - 2a^2 - w^2 - \operatorname{sign}(w)\log|w|$ is
-#    conserved (symbolic check, drift along integrated flows), the plane $w = 0$ is invariant, and the limits lie on
-#    $\{E = E(\theta_0)\} \cap$ critical set. In 3-D that intersection is a *curve*, so $E$ alone does not decide where
-#    the flow ends; we show two initializations with the same energy that end in different basins.
-# 4. **A second invariant (beyond the paper).** The projection $(e, a)$ of every trajectory runs along one gradient
-#    line of $f(e, a) = e^2(1 + a e^2)$, whatever $w$, $p$, $q$ do. Lines on one side of a separatrix $S$ end on the
-#    axis $e = 0$ at a point $A$; on the far side none does. With the **reduced energy** $\tilde E = E + 2A^2$ the
-#    2-D basin theorems (Thms 2 and 8) hold verbatim on that side of $S$, and beyond $S$ every flow reaches a global
-#    minimum.
-#    Checked against integrated flows ({glue:text}`basin_starts` random initializations and basin slices at fixed
-#    $a_0$; {glue:text}`basin_mismatch` mismatches). The 2-D data-agnostic region $\{w < 0, E > E_{sad}\}$ stays a
-#    sufficient condition in 3-D; the other 2-D rules fail. The invariant is exact on both sides of $S$; its label,
-#    computed from a point, has a condition number that we derive, and along flows that are squeezed onto $S$ it is
-#    undetermined in floating point. So the invariance is checked as the distance of each flow from its line (well
-#    conditioned, independent of markovlib) and the label only to the precision its conditioning allows (with a
-#    negative control that the check catches a flow that leaves its line).
-# 5. **Lemma 15 has exceptions.** On the surface $S \times [0, \infty)$ (for $p + q > 1$) the trajectory is unbounded:
-#    $a \to -\infty$. Measure zero, but it contradicts "every trajectory converges".
-# 6. **Thm 11 (informal).** Under $\mathcal N(0, \sigma^2 I_3)$ initialization the probability of ending at the
-#    unigram (local) minimum tends to 1 for $p + q > 1$ and to 0 for $p + q < 1$ as $\sigma \to 0$; it depends on
-#    $(p, q)$ only through the side of $p + q = 1$. Monte Carlo with integrated flows: at the smallest $\sigma$
-#    {glue:text}`mc_small_hi` flows end at the unigram minimum for $p + q > 1$ and {glue:text}`mc_small_lo` at a
-#    global one for $p + q < 1$ (one-sided Wilson bounds above a rate fixed in the parameters cell), and the fractions
-#    agree with the rule's probabilities at every $\sigma$ (family-wise error controlled, Bonferroni); compared with the
-#    reference's spot check (200 inits at variance 0.25: 169 local for $p = q = 0.9$, 8 for $p = q = 0.1$).
+# 1. With linear attention and rank-one weights along $\alpha$, attention collapses to one scalar $a$ and the logit
+#    coefficient is $c(e, w, a) = e^2(1 + a e^2)(1 + 2w|w|)$ (App. G): the full torch model agrees to
+#    {glue:text}`att_full_err` ([Sec. 1](#sec-attention-scalar)).
+# 2. Thms 9, 10: the critical points are the surface $\{c = c^*\}$, the plane $e = 0$ and the curve
+#    $\Sigma = \{w = -1/\sqrt2, a = -1/e^2\}$, which the paper leaves unclassified (Remark 5); the reduced loss is
+#    smooth there and $\Sigma$ is a curve of strict saddles; root searches find no other root
+#    ([Sec. 2](#sec-attention-landscape)).
+# 3. Lemmas 14–16, Thm 3: $E = e^2 - 2a^2 - w^2 - \mathrm{sign}(w)\log|w|$ is conserved, but in 3-D it does not
+#    decide where the flow ends ([Sec. 3](#sec-attention-energy)).
+# 4. Beyond the paper: the $(e, a)$ projection of every flow stays on one gradient line of $f = e^2(1 + ae^2)$; with
+#    the reduced energy this second invariant decides the 3-D basins, checked on {glue:text}`basin_starts`
+#    initializations and basin slices ({glue:text}`basin_mismatch` mismatches) ([Sec. 4](#sec-attention-invariant)).
+# 5. Lemma 15 has measure-zero exceptions: flows on the separatrix surface escape to $a \to -\infty$
+#    ([Sec. 5](#sec-attention-exception)).
+# 6. Thm 11: as $\sigma \to 0$ the flows end at the unigram minimum for $p + q > 1$ ({glue:text}`mc_small_hi`) and at
+#    a global one for $p + q < 1$ ({glue:text}`mc_small_lo`), and the fractions agree with the rule at every $\sigma$
+#    ([Sec. 6](#sec-attention-thm11)).
 #
-# **Range.** The claims are stated, and checked, for chains with $p, q \in [0.02, 0.98]$ (`params.THEORY_RANGE`) and
-# $|p + q - 1| \ge$ `margin` $\ge 0.1$, on both sides of the line (the parameters cell rejects chains closer to it, and
-# a smaller `margin`). The
-# chain sets the speed of the flow only through $|g'(0)| = pq|p+q-1|/(p+q)^2$, which falls to about $2\cdot10^{-3}$ at
-# the corners of the range, so every flow runs for the same effective time (to $t_{max} = t_{eff}/|g'(0)|$,
-# `flow.horizon`) and stops on a gradient tolerance scaled by $|g'(0)|$;
-# $t_{eff} \ge 200$, the bound that {doc}`gradient_flow_energy` derives for the slowest (algebraic) approach, to the
-# saddle. The defaults use $(0.9, 0.9)$, $(0.5, 0.8)$,
-# $(0.1, 0.1)$ and $(0.2, 0.3)$, and CI re-runs the chapter at the corners of the range and other seeds
-# (`book/ci_params/attention.yaml`). The basin claims hold for every initialization off a measure-zero set (the
-# separatrix surface $S \times \mathbb R$, the stable manifolds of the saddles). The Monte Carlo claims of Thm 11 are
-# stated for $\mathcal N(0, \sigma^2 I_3)$ initializations with thresholds fixed before the data. The asymptote of $S$ is
-# checked for $|a|$ in the range where its next-order term is resolved by the separatrix solve (derived below). The
-# sizes (`n_random`, `grid_n`, `mc_n`, `n_root_starts`) change only how many starts are checked. Every check holds at
-# reduced sizes too, with `mc_n` $\ge 100$ so that the Wilson test at small $\sigma$ can pass.
+# The claims hold on Part I's theory range at a margin from $p + q = 1$, for every initialization off a measure-zero
+# set; the table below gives each parameter's range and reason.
+#
+# ## Parameters
+#
+# The chain sets the speed of the flow only through $|g'(0)| = pq|p+q-1|/(p+q)^2$, which falls to about
+# $2\cdot10^{-3}$ at the corners of the range, so every flow runs for the same effective time (to
+# $t_{max} = t_{eff}/|g'(0)|$, `flow.horizon`) and stops on a gradient tolerance scaled by $|g'(0)|$. The defaults
+# use $(0.9, 0.9)$, $(0.5, 0.8)$, $(0.1, 0.1)$ and $(0.2, 0.3)$; CI re-runs the chapter at the corners of the range
+# and other seeds (`book/ci_params/attention.yaml`). The Monte Carlo claims of Thm 11 are stated for
+# $\mathcal N(0, \sigma^2 I_3)$ initializations with thresholds fixed before the data; the sizes (`n_random`,
+# `grid_n`, `mc_n`, `n_root_starts`) change only how many starts are checked.
 
 # %% tags=["parameters"]
 p_hi = 0.9  # p of the chain with p + q > 1 of the single-chain checks and figures (the paper's Figs. 1 (a, b), 2, 5)
@@ -119,57 +93,62 @@ sep_resolve = 100.0  # pre-registered: the next-order term checked there must ex
 control_scale = 1.05  # negative control of the label check: a flow whose a-velocity is scaled by this leaves its line
 
 # %%
+import math
+
 from markovlib.book import params
 
-margin = params.real("margin", margin, 0.1, 0.5)  # the stated margin (see Range)
-p_hi, q_hi = params.chain("[p_hi, q_hi]", [p_hi, q_hi], margin, within=params.THEORY_RANGE)
-p_lo, q_lo = params.chain("[p_lo, q_lo]", [p_lo, q_lo], margin, within=params.THEORY_RANGE)
-if not p_hi + q_hi > 1:
-    raise ValueError(f"p_hi + q_hi must be > 1 (the chain of the side p + q > 1), got {p_hi} + {q_hi}")
-if not p_lo + q_lo < 1:
-    raise ValueError(f"p_lo + q_lo must be < 1 (the chain of the side p + q < 1), got {p_lo} + {q_lo}")
-pq_pairs = params.chains("pq_pairs", pq_pairs, margin, within=params.THEORY_RANGE)
-if not (any(p + q > 1 for p, q in pq_pairs) and any(p + q < 1 for p, q in pq_pairs)):
-    raise ValueError(f"pq_pairs must hold at least one chain on each side of p + q = 1, got {pq_pairs}")
-seed = params.nonnegative_int("seed", seed)
-torch_dims = params.int_list("torch_dims", torch_dims, minimum=1)
-torch_lengths = params.int_list("torch_lengths", torch_lengths, minimum=1)
-n_root_starts = params.positive_int("n_root_starts", n_root_starts)
-root_box = params.positive_real("root_box", root_box)
-set_tol = params.real("set_tol", set_tol, 1e-9, 1e-3)
-n_random = params.positive_int("n_random", n_random)
-line_tol = params.real("line_tol", line_tol, 1e-12, 1e-4)
-min_checked = params.positive_int("min_checked", min_checked)
-example_pq = params.chain("example_pq", example_pq, margin, within=params.THEORY_RANGE)
-t_eff = params.real("t_eff", t_eff, 200.0, 1e6)  # the bound derived in gradient_flow_energy for the slowest approach
-example_theta = params.real_list("example_theta", example_theta)
-if len(example_theta) != 3:
-    raise ValueError(f"example_theta must be [e0, w0, a0], got {example_theta}")
-squeeze_pq = params.chain("squeeze_pq", squeeze_pq, margin, within=params.THEORY_RANGE)
-squeeze_theta = params.real_list("squeeze_theta", squeeze_theta)
-if len(squeeze_theta) != 3:
-    raise ValueError(f"squeeze_theta must be [e0, w0, a0], got {squeeze_theta}")
-mc_sigmas = params.real_list("mc_sigmas", mc_sigmas, 0.0, 3.0)
-if mc_sigmas[0] <= 0:
-    raise ValueError(f"mc_sigmas must be > 0, got {mc_sigmas}")
-if mc_sigmas[0] > 0.1 or any(b <= a for a, b in zip(mc_sigmas, mc_sigmas[1:])):
-    raise ValueError(f"mc_sigmas must increase and start at <= 0.1 (the small-sigma limit), got {mc_sigmas}")
-mc_n = params.positive_int("mc_n", mc_n)
-if mc_n < 100:
-    raise ValueError(f"mc_n must be >= 100 (a Wilson bound above mc_limit needs it), got {mc_n}")
-mc_pred_n = params.positive_int("mc_pred_n", mc_pred_n)
-mc_alpha = params.real("mc_alpha", mc_alpha, 0.0, 0.5, closed=False)
-mc_limit = params.real("mc_limit", mc_limit, 0.5, 0.9999)
-mc_trend_se = params.positive_real("mc_trend_se", mc_trend_se)
-grid_n = params.positive_int("grid_n", grid_n)
-if grid_n % 2:
-    raise ValueError(f"grid_n must be even (no start on e0 = 0, a critical point), got {grid_n}")
-slice_a0 = params.real_list("slice_a0", slice_a0, -2.0, 2.0)
-n_traj = params.positive_int("n_traj", n_traj)
-max_steps = params.positive_int("max_steps", max_steps)
-sep_a = params.real_list("sep_a", sep_a, -50.0, -3.0)
-sep_resolve = params.real("sep_resolve", sep_resolve, 1.0, 1e6)
-control_scale = params.real("control_scale", control_scale, 1.001, 2.0)
+RANGE, POS = "Part I's theory range at the margin from p + q = 1 (the claims depend on its side)", dict(closed=False)
+increasing = lambda xs: all(b > a for a, b in zip(xs, xs[1:]))  # noqa: E731
+SPEC = params.declare(
+    margin=params.Real(0.1, 0.5, why="the claims are stated away from the i.i.d. line"),
+    p_hi=params.Real(*params.THEORY_RANGE, why=RANGE + "; p_hi + q_hi > 1 (below)"),
+    q_hi=params.Real(*params.THEORY_RANGE, why=RANGE),
+    p_lo=params.Real(*params.THEORY_RANGE, why=RANGE + "; p_lo + q_lo < 1 (below)"),
+    q_lo=params.Real(*params.THEORY_RANGE, why=RANGE),
+    pq_pairs=params.Chains(0.1, params.THEORY_RANGE, why=RANGE + "; both sides of the line (below)"),
+    seed=params.Int(0, why="any seed"),
+    torch_dims=params.IntList(1, why="any embedding dimension"),
+    torch_lengths=params.IntList(1, why="any sequence length"),
+    n_root_starts=params.Int(1, why="any number"), root_box=params.Real(0.0, math.inf, **POS, why="a half-width"),
+    set_tol=params.Real(1e-9, 1e-3, why="above the roots' resolution (|grad L| < 1e-10), below the sets' separation"),
+    n_random=params.Int(1, why="any number"),
+    line_tol=params.Real(1e-12, 1e-4, why="above LSODA's error at rtol 1e-11"),
+    min_checked=params.Int(1, why="any number of points per flow"),
+    example_pq=params.Chain(0.1, params.THEORY_RANGE, why=RANGE),
+    t_eff=params.Real(200.0, 1e6, why="the bound derived in gradient_flow_energy for the slowest approach"),
+    example_theta=params.RealList(why="a start [e0, w0, a0] (three entries, below)"),
+    squeeze_pq=params.Chain(0.1, params.THEORY_RANGE, why=RANGE),
+    squeeze_theta=params.RealList(why="a start [e0, w0, a0] (three entries, below)"),
+    mc_sigmas=params.RealList(0.0, 3.0, why="positive and increasing, the first at most 0.1: the small-sigma limit"),
+    mc_n=params.Int(100, why="a Wilson bound above mc_limit needs it"),
+    mc_pred_n=params.Int(1, why="any number"),
+    mc_alpha=params.Real(0.0, 0.5, **POS, why="a family-wise error, fixed before the data"),
+    mc_limit=params.Real(0.5, 0.9999, why="a rate, fixed before the data"),
+    mc_trend_se=params.Real(0.0, math.inf, **POS, why="fixed before the data"),
+    grid_n=params.Int(2, why="even (below): no start on e0 = 0, a critical point"),
+    slice_a0=params.RealList(-2.0, 2.0, why="slices inside the drawn box"),
+    n_traj=params.Int(1, why="any number"), max_steps=params.Int(1, why="any step cap"),
+    sep_a=params.RealList(-50.0, -3.0, why="where the next-order term of the asymptote is resolved (derived below)"),
+    sep_resolve=params.Real(1.0, 1e6, why="fixed before the data"),
+    control_scale=params.Real(1.001, 2.0, why="a flow that visibly leaves its line"),
+    require=[
+        ("|p + q - 1| >= margin for every chain", lambda v: all(abs(a + b - 1) >= v["margin"] - 1e-12 for a, b in (
+            [(v["p_hi"], v["q_hi"]), (v["p_lo"], v["q_lo"]), v["example_pq"], v["squeeze_pq"]] + v["pq_pairs"])),
+         "the stated margin"),
+        ("p_hi + q_hi > 1 > p_lo + q_lo", lambda v: v["p_hi"] + v["q_hi"] > 1 > v["p_lo"] + v["q_lo"],
+         "one chain on each side of the line"),
+        ("pq_pairs on both sides of p + q = 1", lambda v: any(a + b > 1 for a, b in v["pq_pairs"])
+         and any(a + b < 1 for a, b in v["pq_pairs"]), "the basins' dependence on the side"),
+        ("len(example_theta) == len(squeeze_theta) == 3",
+         lambda v: len(v["example_theta"]) == len(v["squeeze_theta"]) == 3, "starts (e0, w0, a0)"),
+        ("mc_sigmas increase, 0 < mc_sigmas[0] <= 0.1",
+         lambda v: 0 < v["mc_sigmas"][0] <= 0.1 and increasing(v["mc_sigmas"]),
+         "the first is the small-sigma limit"),
+        ("grid_n even", lambda v: v["grid_n"] % 2 == 0, "no start on the critical plane e0 = 0"),
+    ],
+)
+globals().update(SPEC.check(globals()))
+SPEC.table()
 
 # %%
 import math
@@ -178,12 +157,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import sympy as sp
 import torch
-import torch.nn.functional as F
 from IPython.display import display
 from matplotlib.lines import Line2D
 from scipy.integrate import solve_ivp
 from scipy.stats import binomtest, norm
-from torch.func import functional_call
 
 from markovlib.book import explorers, plotting, widgets
 from markovlib.book.formatting import bound, fixed, fraction, yes_no
@@ -191,9 +168,8 @@ from markovlib.book.glue import glue
 from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov import attention as AT
-from markovlib.markov import canonical as C
-from markovlib.markov import drawings
+from markovlib.markov import attention, canonical, checks, invariant, reference
+from markovlib.markov import drawings as markov_drawings
 from markovlib.markov.chain import MarkovChain
 from markovlib.markov.energy import SADDLE_ENERGY, energy
 from markovlib.markov.flow import data_rate, horizon, integrate, integrate_batch
@@ -205,17 +181,18 @@ torch.set_num_threads(1)
 torch.manual_seed(seed)
 plotting.use_style()
 verified = Verification()  # one record per claim; the "What was verified" table is generated from it
-W_SAD = C.W_SADDLE  # -1/sqrt(2)
+W_SAD = canonical.W_SADDLE  # -1/sqrt(2)
 sides = {">1": [pq for pq in pq_pairs if sum(pq) > 1], "<1": [pq for pq in pq_pairs if sum(pq) < 1]}
 
 print(f"E_sad = {SADDLE_ENERGY:.6f}, w_sad = {W_SAD:.6f}")
 for p_, q_ in pq_pairs:
     ch = MarkovChain(p_, q_)
-    print(f"p={p_}, q={q_}: p+q={p_ + q_:.2f}, c*={C.c_star(p_, q_):+.4f}, entropy rate {ch.entropy_rate:.4f}, "
+    print(f"p={p_}, q={q_}: p+q={p_ + q_:.2f}, c*={canonical.c_star(p_, q_):+.4f}, entropy rate {ch.entropy_rate:.4f}, "
           f"H(pi) {ch.marginal_entropy:.4f}")
     print(f"    |g'(0)| = {fixed(data_rate(p_, q_), 4)}: flows run to t_max = t_eff / |g'(0)| = {horizon(p_, q_, t_eff):.3g}")
 
 # %% [markdown]
+# (sec-attention-scalar)=
 # ## From linear attention to one scalar
 #
 # Take the canonical weights of the earlier chapters (Sec. 3, App. C): a unit vector $\alpha$, token embedding
@@ -291,17 +268,19 @@ for d in torch_dims:
                 err_l = float(np.abs(logits.numpy() - logit_pred).max())
                 with torch.no_grad():
                     gap = (model(torch.tensor([[1]])) - model(torch.tensor([[0]]))).item()
-                err_c = abs(gap - float(C.coefficient(e_, w_, a_)))
+                err_c = abs(gap - float(canonical.coefficient(e_, w_, a_)))
                 worst = max(worst, err_y, err_l, err_c)
                 rows.append((d, N, e_, a_, w_, k_, err_y, err_l, err_c))
 print(f"{'d':>2}{'N':>4}{'e':>6}{'a':>6}{'w':>6}{'1+ae^2':>8}  {'max|y-(eq)|':>12}{'max|logit-(eq)|':>16}{'|gap-c|':>9}")
 for d, N, e_, a_, w_, k_, ey, el, ec in rows[:: max(1, len(rows) // 20)]:
     print(f"{d:>2}{N:>4}{e_:>6.1f}{a_:>6.2f}{w_:>6.1f}{k_:>8.2f}  {bound(ey, 1e-11):>12}{bound(el, 1e-11):>16}{bound(ec, 1e-11):>9}")
 print(f"{len(rows)} configurations (every 1 in {max(1, len(rows) // 20)} shown); worst error {bound(worst, 1e-11)}")
+
+# %% tags=["hide-input"]
+_ = glue("att_full_err", bound(worst, 1e-11))
 _ = verified.record("eq-att-y, eq-att-c: the full model with linear attention is the scalar a", worst < 1e-6,
                     check=f"torch model, d in {torch_dims}, lengths {torch_lengths}, both signs of e and 1 + ae^2 ({len(rows)} cases)",
                     measured=bound(worst, 1e-11), tolerance="1e-6", kind="independent")
-
 
 # %% [markdown]
 # ### Gradients and the optimal bias (Lemma 13)
@@ -333,64 +312,16 @@ _ = verified.record("eq-att-y, eq-att-c: the full model with linear attention is
 # above), and differentiates with torch autograd. We compare with `canonical.grad(e, w, p, q, a=a, b=b)` where
 # $e(1 + ae^2) > 0$ (its bias convention is the first case of $\beta$), and with the reduced gradient
 # `canonical.grad(e, w, p, q, a=a)` at the optimal bias, in all sign cases; $\partial_b L = 0$ there.
-# The same cell writes the canonical loss of Lemma 2 out in torch (`canonical_loss_t`; at the optimal bias through
+# `markovlib.markov.reference` writes the canonical loss of Lemma 2 out in torch (`reference.attention_loss`, calling
+# neither `canonical` nor `attention`; at the optimal bias through
 # $\beta^*$ derived from $F_\beta = 0$, which is the quadratic $q e^c s^2 + (q - p)s - p = 0$ in $s = e^\beta$), checks it
 # against the full model, and from here on uses its autograd gradient and values as the markovlib-independent
 # references of the Hessian, perturbation and root-search checks.
 
+# %% [markdown]
+# The full model with linear attention against `canonical.grad`, at a bias and at the optimal bias:
+
 # %%
-def population_loss(model, e, w, a, b, alpha, u, p, q):
-    """Exact expected next-symbol loss of the full model with canonical weights built from torch scalars."""
-    Aa = torch.outer(alpha, alpha)
-    params_ = {"embedding": e * alpha, "positional": (-e / 2) * alpha.expand(model.max_len, model.d),
-               "W_Q": 4 * a * Aa, "W_K": Aa, "W_V": Aa, "W_O": Aa,
-               "W_1": torch.abs(w) * torch.outer(u, alpha), "W_2": w * torch.outer(alpha, u), "bias": b}
-    lg = functional_call(model, params_, (torch.tensor([[0], [1]]),))[:, 0]
-    pi, p1 = (q / (p + q), p / (p + q)), (p, 1 - q)  # p1[x] = P(x_{n+1} = 1 | x_n = x)
-    return sum(pi[x] * (p1[x] * F.softplus(-lg[x]) + (1 - p1[x]) * F.softplus(lg[x])) for x in (0, 1))
-
-
-# independent reference (do not replace with markovlib): Lemma 5's optimal beta, derived here from dL/dbeta = 0,
-# i.e. pi0 sigma(beta) + pi1 sigma(c + beta) = pi1, a quadratic in s = e^beta: q e^c s^2 + (q - p) s - p = 0.
-def beta_star(c, p, q):
-    return math.log(2 * p) - np.log((q - p) + np.sqrt((q - p) ** 2 + 4 * p * q * np.exp(c)))
-
-
-def b_star_full(e, w, a, p, q):
-    """The optimal bias of the full model: beta*(c) + f/2 + [e(1 + ae^2) < 0] 2w|w| f (eq-att-c)."""
-    f = e**2 * (1 + a * e**2)
-    c = f * (1 + 2 * w * abs(w))
-    return float(beta_star(c, p, q)) + f / 2 + (2 * w * abs(w) * f if e * (1 + a * e**2) < 0 else 0.0)
-
-
-# independent reference (do not replace with markovlib): the canonical loss of Lemma 2 written out in torch, with
-# beta = b - f/2 (canonical's convention, f = e^2 (1 + ae^2)) or, for b=None, the optimal beta* above.
-def canonical_loss_t(e, w, a, b, p, q):
-    f = e**2 * (1 + a * e**2)
-    c = f * (1 + 2 * w * torch.abs(w))
-    if b is None:
-        beta = math.log(2 * p) - torch.log((q - p) + torch.sqrt((q - p) ** 2 + 4 * p * q * torch.exp(c)))
-    else:
-        beta = b - f / 2
-    pi0, pi1 = q / (p + q), p / (p + q)
-    return (pi0 * (p * F.softplus(-beta) + (1 - p) * F.softplus(beta))
-            + pi1 * ((1 - q) * F.softplus(-(c + beta)) + q * F.softplus(c + beta)))
-
-
-def grad_t(x, p, q):
-    """torch autograd gradient of canonical_loss_t at x = (e, w, a) (optimal bias) or x = (e, w, a, b)."""
-    x = torch.tensor(np.asarray(x, dtype=float), dtype=torch.float64, requires_grad=True)
-    L = canonical_loss_t(x[0], x[1], x[2], x[3] if x.numel() == 4 else None, p, q)
-    return torch.autograd.grad(L, x)[0].numpy()
-
-
-def loss_np(x, p, q):
-    """canonical_loss_t at the optimal bias as a numpy function of x = (e, w, a) (rows of an array, or one point)."""
-    x = torch.as_tensor(np.asarray(x, dtype=float))
-    with torch.no_grad():
-        return canonical_loss_t(x[..., 0], x[..., 1], x[..., 2], None, p, q).numpy()
-
-
 d = 8
 alpha_t = torch.as_tensor(rng.choice([-1.0, 1.0], d) / math.sqrt(d))
 u_t = torch.as_tensor(rng.uniform(0.5, 1.5, 4 * d))
@@ -407,39 +338,41 @@ for p_, q_ in pq_pairs:
         if et > 0:
             b_ = 0.3
             bt = torch.tensor(b_, dtype=torch.float64, requires_grad=True)
-            L_full = population_loss(model, *th, bt, alpha_t, u_t, p_, q_)
+            L_full = reference.full_model_loss(model, *th, bt, alpha_t, u_t, p_, q_)
             g_t = torch.autograd.grad(L_full, [*th, bt])
-            g_c = np.array(C.grad(e_, w_, p_, q_, a=a_, b=b_), dtype=float)
+            g_c = np.array(canonical.grad(e_, w_, p_, q_, a=a_, b=b_), dtype=float)
             err_b = float(np.max(np.abs(np.array([float(g) for g in g_t]) - g_c)) / np.max(np.abs(g_c)))
             worst_b = max(worst_b, err_b)
             with torch.no_grad():  # the independent torch loss of the root searches = the full model's loss
-                err_ind = abs(float(L_full) - float(canonical_loss_t(*[torch.tensor(v, dtype=torch.float64)
+                err_ind = abs(float(L_full) - float(reference.attention_loss(*[torch.tensor(v, dtype=torch.float64)
                                                                        for v in (e_, w_, a_, b_)], p_, q_)))
             worst_ind = max(worst_ind, err_ind)
         else:
             err_b = err_ind = float("nan")
         # (ii) at the optimal bias b* (all sign cases): the reduced gradient, and dL/db = 0
-        bt = torch.tensor(b_star_full(e_, w_, a_, p_, q_), dtype=torch.float64, requires_grad=True)
-        g_t = torch.autograd.grad(population_loss(model, *th, bt, alpha_t, u_t, p_, q_), [*th, bt])
-        g_r = np.array(C.grad(e_, w_, p_, q_, a=a_), dtype=float)
+        bt = torch.tensor(reference.optimal_bias_full(e_, w_, a_, p_, q_), dtype=torch.float64, requires_grad=True)
+        g_t = torch.autograd.grad(reference.full_model_loss(model, *th, bt, alpha_t, u_t, p_, q_), [*th, bt])
+        g_r = np.array(canonical.grad(e_, w_, p_, q_, a=a_), dtype=float)
         err_r = float(np.max(np.abs(np.array([float(g) for g in g_t[:3]]) - g_r)) / np.max(np.abs(g_r)))
         db = abs(float(g_t[3]))
         worst_r, worst_db = max(worst_r, err_r), max(worst_db, db)
         print(f"{p_:>5}{q_:>5}{e_:>6.1f}{w_:>6.1f}{a_:>6.1f}{et:>10.3f}  "
               f"{('-' if np.isnan(err_b) else bound(err_b, 1e-10)):>15}{bound(err_r, 1e-10):>17}"
               f"{bound(db, 1e-10):>14}{('-' if np.isnan(err_ind) else bound(err_ind, 1e-12)):>14}")
-verified.record("Lemma 13: canonical.grad = torch autograd of the full model (bias b and reduced)",
-                worst_b < 1e-8 and worst_r < 1e-8, check="exact population loss of the full model, 16 points per chain",
-                measured=bound(max(worst_b, worst_r), 1e-11), tolerance="1e-8 relative", kind="independent")
-verified.record("Lemma 13: dL/db = 0 at the optimal bias b* (all sign cases of e(1 + ae^2))", worst_db < 1e-10,
-                check="torch autograd of the full model at b*", measured=bound(worst_db, 1e-13), tolerance="1e-10",
-                kind="independent")
+
+# %% tags=["hide-input"]
+_ = verified.record("Lemma 13: canonical.grad = torch autograd of the full model (bias b and reduced)",
+                    worst_b < 1e-8 and worst_r < 1e-8, check="exact population loss of the full model, 16 points per chain",
+                    measured=bound(max(worst_b, worst_r), 1e-11), tolerance="1e-8 relative", kind="independent")
+_ = verified.record("Lemma 13: dL/db = 0 at the optimal bias b* (all sign cases of e(1 + ae^2))", worst_db < 1e-10,
+                    check="torch autograd of the full model at b*", measured=bound(worst_db, 1e-13), tolerance="1e-10",
+                    kind="independent")
 _ = verified.record("the independent torch canonical loss (root searches below) = the full model's loss", worst_ind < 1e-12,
-                    check="canonical_loss_t vs population_loss where e(1 + ae^2) > 0", measured=bound(worst_ind, 1e-14),
+                    check="reference.attention_loss vs reference.full_model_loss where e(1 + ae^2) > 0", measured=bound(worst_ind, 1e-14),
                     tolerance="1e-12", kind="independent")
 
-
 # %% [markdown]
+# (sec-attention-landscape)=
 # ## The loss landscape in $(e, w, a)$
 #
 # By {prf:ref}`lem-13`, $\nabla L = g'(c)\nabla c$ and $g$ is strictly convex with minimum at $c^*$, so a point is
@@ -484,8 +417,8 @@ _ = verified.record("the independent torch canonical loss (root searches below) 
 # %%
 def full_grad_norm(e_, w_, a_, p_, q_):
     """|grad| of the full model's population loss in (e, w, a, b) at the optimal bias (torch autograd)."""
-    th = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (e_, w_, a_, b_star_full(e_, w_, a_, p_, q_))]
-    g = torch.autograd.grad(population_loss(model, *th[:3], th[3], alpha_t, u_t, p_, q_), th)
+    th = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (e_, w_, a_, reference.optimal_bias_full(e_, w_, a_, p_, q_))]
+    g = torch.autograd.grad(reference.full_model_loss(model, *th[:3], th[3], alpha_t, u_t, p_, q_), th)
     return float(np.linalg.norm([float(x) for x in g]))
 
 
@@ -493,7 +426,7 @@ print(f"{'p':>5}{'q':>5}  {'set':<22}{'point (e, w, a)':<24}{'eigenvalues (analy
       f"{'|H - H_fd|/|H|':>15}{'|grad|, full':>13}")
 ok_hess, worst_fd, worst_g, worst_ev, n_ev = True, 0.0, 0.0, 0.0, 0
 for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
-    cs, g1, g2 = C.c_star(p_, q_), float(C.reduced_loss_grad(0.0, p_, q_)), float(C.reduced_loss_hess(C.c_star(p_, q_), p_, q_))
+    cs, g1, g2 = canonical.c_star(p_, q_), float(canonical.reduced_loss_grad(0.0, p_, q_)), float(canonical.reduced_loss_hess(canonical.c_star(p_, q_), p_, q_))
     pts = []
     for e_, a_ in ((0.9, 0.3 if cs > 0 else -2.0), (-1.2, 0.1 if cs > 0 else -1.5)):  # on Gamma*: solve m = c*/f
         t = cs / (e_**2 * (1 + a_ * e_**2)) - 1
@@ -501,7 +434,7 @@ for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
     pts += [("plane e=0, w>w_sad", (0.0, 0.4, -0.7)), ("plane e=0, w<w_sad", (0.0, -1.3, 0.8)),
             ("saddle curve Sigma", (0.8, W_SAD, -1 / 0.8**2)), ("saddle curve Sigma", (-1.5, W_SAD, -1 / 1.5**2))]
     for name, (e_, w_, a_) in pts:
-        H = AT.hessian(e_, w_, a_, p_, q_)
+        H = attention.hessian(e_, w_, a_, p_, q_)
         ev = np.linalg.eigvalsh(H)
         if name == "global minimum":
             f_, m_ = e_**2 * (1 + a_ * e_**2), 1 + 2 * w_ * abs(w_)
@@ -513,7 +446,7 @@ for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
             lam = abs(g1) * 2 * np.sqrt(2) * np.sqrt(4 * e_**2 + e_**8)
             pred = np.array([-lam, 0.0, lam])
         # finite differences of the independent torch loss (not of markovlib's loss)
-        H_fd = fd_hessian(lambda x: float(loss_np(x, p_, q_)), [e_, w_, a_], h=1e-4)
+        H_fd = fd_hessian(lambda x: float(reference.attention_loss_np(x, p_, q_)), [e_, w_, a_], h=1e-4)
         rel_fd = float(np.abs(H - H_fd).max()) / max(1.0, float(np.abs(H).max()))
         gnorm = full_grad_norm(e_, w_, a_, p_, q_)
         worst_fd, worst_g = max(worst_fd, rel_fd), max(worst_g, gnorm)
@@ -522,16 +455,17 @@ for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
         print(f"{p_:>5}{q_:>5}  {name:<22}{'(%.2f, %.3f, %.3f)' % (e_, w_, a_):<24}"
               f"{np.array2string(np.round(ev, 4) + 0.0, precision=4):<34}"
               f"{np.array2string(np.round(pred, 4) + 0.0, precision=4):<30}{bound(rel_fd, 1e-4):>15}{bound(gnorm, 1e-12):>13}")
-verified.record("Thm 10: grad L = 0 at points of the three sets", worst_g < 1e-10,
-                check="torch autograd of the full model at b*, 12 points (Gamma*, plane, Sigma; both sides)",
-                measured=bound(worst_g, 1e-12), tolerance="1e-10", kind="independent")
-verified.record("Thm 10: Hessian eigenvalues on the three sets as predicted", ok_hess,
-                check="attention.hessian (markovlib: the algebra of the proof) vs the closed forms of the proof",
-                measured=f"{n_ev} eigenvalues, max error {bound(worst_ev, 1e-11)}", tolerance="1e-9", kind="same code")
-_ = verified.record("attention.hessian = finite differences of the independent loss", worst_fd < 1e-3,
-                    check="numdiff.fd_hessian (h = 1e-4) of canonical_loss_t", measured=bound(worst_fd, 1e-4),
-                    tolerance="1e-3 relative", kind="independent")
 
+# %% tags=["hide-input"]
+_ = verified.record("Thm 10: grad L = 0 at points of the three sets", worst_g < 1e-10,
+                    check="torch autograd of the full model at b*, 12 points (Gamma*, plane, Sigma; both sides)",
+                    measured=bound(worst_g, 1e-12), tolerance="1e-10", kind="independent")
+_ = verified.record("Thm 10: Hessian eigenvalues on the three sets as predicted", ok_hess,
+                    check="attention.hessian (markovlib: the algebra of the proof) vs the closed forms of the proof",
+                    measured=f"{n_ev} eigenvalues, max error {bound(worst_ev, 1e-11)}", tolerance="1e-9", kind="same code")
+_ = verified.record("attention.hessian = finite differences of the independent loss", worst_fd < 1e-3,
+                    check="numdiff.fd_hessian (h = 1e-4) of reference.attention_loss", measured=bound(worst_fd, 1e-4),
+                    tolerance="1e-3 relative", kind="independent")
 
 # %% [markdown]
 # The plane's Hessian is degenerate, so the plane points are classified by **perturbation**: sample 4000 points in a
@@ -543,7 +477,7 @@ def perturb(point, p, q, r=1e-2, n=4000, rs=None):
     """L - H(pi) at n points uniform in the ball of radius r around ``point`` (the independent torch loss)."""
     d = rs.normal(size=(n, 3))
     d *= (r * rs.uniform(size=(n, 1)) ** (1 / 3)) / np.linalg.norm(d, axis=1, keepdims=True)
-    return loss_np(np.asarray(point) + d, p, q) - MarkovChain(p, q).marginal_entropy
+    return reference.attention_loss_np(np.asarray(point) + d, p, q) - MarkovChain(p, q).marginal_entropy
 
 
 rs = np.random.default_rng(seed + 1)
@@ -553,7 +487,7 @@ ok_pert, n_pert, n_pts = True, 0, 0
 for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
     for pt in [(0.0, 0.3, 0.5), (0.0, -0.2, -1.5), (0.0, -1.2, 0.2), (0.0, -2.0, -0.8), (0.0, W_SAD, 0.7),
                (1.1, W_SAD, -1 / 1.1**2)]:
-        kind = AT.classify(*pt, p_, q_)
+        kind = attention.classify(*pt, p_, q_)
         dL = perturb(pt, p_, q_, rs=rs)
         n_below, n_above = int((dL < -tol).sum()), int((dL > tol).sum())
         verdict = ("local_min" if n_below == 0 and n_above > 0 else "local_max" if n_above == 0 and n_below > 0
@@ -561,6 +495,8 @@ for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
         ok_pert &= verdict == kind
         n_pert, n_pts = n_pert + int(verdict == kind), n_pts + 1
         print(f"{p_:>5}{q_:>5}  {'(%.1f, %.3f, %.3f)' % pt:<26}{kind:<12}{n_below:>10}{n_above:>10}  {verdict}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Thm 10: perturbation tests classify the degenerate plane points and Sigma", ok_pert,
                     check="sign of L - H(pi) at 4000 points in a ball of radius 0.01 (independent torch loss), 12 points",
                     measured=f"{n_pert}/{n_pts} verdicts = Thm 10", tolerance="all; signs beyond 1e-13",
@@ -602,42 +538,48 @@ p_, q_ = p_hi, q_hi
 pi0, pi1 = q_ / (p_ + q_), p_ / (p_ + q_)
 e_s = 1.1
 a_s = -1 / e_s**2
-b_s = float(C.optimal_beta(0.0, p_, q_))  # f = 0 on Sigma, so b* = beta*(0) on both sides
+b_s = float(canonical.optimal_beta(0.0, p_, q_))  # f = 0 on Sigma, so b* = beta*(0) on both sides
 
 
 def dL_db(e_):
     th = [torch.tensor(v, dtype=torch.float64) for v in (e_, W_SAD, a_s)]
     bt = torch.tensor(b_s, dtype=torch.float64, requires_grad=True)
-    return float(torch.autograd.grad(population_loss(model, *th, bt, alpha_t, u_t, p_, q_), bt)[0])
+    return float(torch.autograd.grad(reference.full_model_loss(model, *th, bt, alpha_t, u_t, p_, q_), bt)[0])
 
 
 h = 1e-6
 d_plus, d_minus = (dL_db(e_s + h) - dL_db(e_s)) / h, (dL_db(e_s) - dL_db(e_s - h)) / h
 pred_plus, pred_minus = -pi0 * pi1 * e_s, pi0 * pi1 * e_s  # e + h has k < 0, e - h has k > 0
-red = lambda e_: np.array(C.grad(e_, W_SAD, p_, q_, a=a_s))  # noqa: E731
+red = lambda e_: np.array(canonical.grad(e_, W_SAD, p_, q_, a=a_s))  # noqa: E731
 r_plus, r_minus = (red(e_s + h) - red(e_s)) / h, (red(e_s) - red(e_s - h)) / h
 vec = lambda v: "(" + ", ".join(fixed(x, 4) for x in v) + ")"  # noqa: E731
 print(f"full model, d/de (dL/db) at Sigma point e={e_s}: from the k<0 side {fixed(d_plus, 4)} (predicted "
       f"{fixed(pred_plus, 4)}), from the k>0 side {fixed(d_minus, 4)} (predicted {fixed(pred_minus, 4)})")
 print(f"reduced loss, d/de grad L: k<0 side {vec(r_plus)}, k>0 side {vec(r_minus)}, "
-      f"Hessian column {vec(AT.hessian(e_s, W_SAD, a_s, p_, q_)[:, 0])}")
-H_sig = AT.hessian(e_s, W_SAD, a_s, p_, q_)
+      f"Hessian column {vec(attention.hessian(e_s, W_SAD, a_s, p_, q_)[:, 0])}")
+H_sig = attention.hessian(e_s, W_SAD, a_s, p_, q_)
 evals, evecs = np.linalg.eigh(H_sig)
 theta_s = np.array([e_s, W_SAD, a_s])
 H_pi = MarkovChain(p_, q_).marginal_entropy
 path = {}
 for name, i in (("negative", 0), ("positive", 2)):
     pts_ = theta_s[None, :] + np.array([-1e-2, 1e-2])[:, None] * evecs[:, i][None, :]
-    path[name] = C.loss(pts_[:, 0], pts_[:, 1], p_, q_, a=pts_[:, 2]) - H_pi
+    path[name] = canonical.loss(pts_[:, 0], pts_[:, 1], p_, q_, a=pts_[:, 2]) - H_pi
 print(f"reduced loss at +-0.01 along the Hessian's eigenvectors: below H(pi) on both sides along the negative one: "
       f"{yes_no(max(path['negative']) < 0)}; above H(pi) on both sides along the positive one: {yes_no(min(path['positive']) > 0)}")
-verified.record("Remark 5: the bias kink makes the R^4 Hessian undefined on Sigma",
-                abs(d_plus - pred_plus) < 1e-4 and abs(d_minus - pred_minus) < 1e-4
-                and abs(d_plus - d_minus) > pi0 * pi1 * e_s,
-                check="one-sided d/de of dL/db (full model, autograd) = -+pi0 pi1 e", measured=f"{fixed(d_plus, 4)} / {fixed(d_minus, 4)}",
-                tolerance="1e-4; jump > pi0 pi1 e (half the predicted)", kind="independent")
+
+# %% tags=["hide-input"]
+_ = verified.record("Remark 5: the bias kink makes the R^4 Hessian undefined on Sigma",
+                    abs(d_plus - pred_plus) < 1e-4 and abs(d_minus - pred_minus) < 1e-4
+                    and abs(d_plus - d_minus) > pi0 * pi1 * e_s,
+                    check="one-sided d/de of dL/db (full model, autograd) = -+pi0 pi1 e", measured=f"{fixed(d_plus, 4)} / {fixed(d_minus, 4)}",
+                    tolerance="1e-4; jump > pi0 pi1 e (half the predicted)", kind="independent")
+
+# %%
 red_jump = float(np.abs(r_plus - r_minus).max())
 red_col = float(np.abs(r_plus - H_sig[:, 0]).max())
+
+# %% tags=["hide-input"]
 _ = verified.record("Remark 5: the reduced Hessian exists on Sigma and Sigma is a saddle",
                     red_jump < 1e-2 and red_col < 1e-2 and max(path["negative"]) < 0 < min(path["positive"]),
                     check="one-sided differences (h = 1e-6) of canonical.grad = attention.hessian; L - H(pi) signs along "
@@ -645,7 +587,6 @@ _ = verified.record("Remark 5: the reduced Hessian exists on Sigma and Sigma is 
                     f"{fixed(1e6 * max(path['negative']), 1)}e-6 / +{fixed(1e6 * min(path['positive']), 1)}e-6",
                     tolerance="1e-2 (one-sided differences are O(h); the full model's jump is 2 pi0 pi1 e); signs",
                     kind="same code")
-
 
 # %% [markdown]
 # ### Root searches in 3-D and 4-D (Thms 9 and 10)
@@ -656,7 +597,7 @@ _ = verified.record("Remark 5: the reduced Hessian exists on Sigma and Sigma is 
 # many within 0.1 of the plane $e = 0$, whose roots a solver in 4-D reaches rarely from afar when $|g'(0)|$ is small),
 # `markovlib.numerics.roots.multistart_roots` (Powell's hybrid method, then Levenberg–Marquardt) solves $\nabla L = 0$ to
 # $|\nabla L| < 10^{-10}$, for the reduced loss $L(e, w, a)$ (Thm 10) and for $L(e, w, a, b)$ with the bias free
-# (Thm 9). The gradient is torch autograd of the independent loss `canonical_loss_t`, not `canonical.grad`. Each root is
+# (Thm 9). The gradient is torch autograd of the independent loss `reference.attention_loss`, not `canonical.grad`. Each root is
 # then placed by closed-form tests with tolerance `set_tol`: on the plane if $|e|$ is below it, on $\Sigma$ if
 # $|1 + 2w|w||$ and $|1 + ae^2|$ are, on $\Gamma^*$ if $|c - c^*|$ is; in 4-D also $|b - b^*(\theta)|$ with
 # $b^* = \beta^*(c) + f/2$ (canonical's bias convention). The claim: every root lies on one of the sets, and each set is
@@ -669,21 +610,10 @@ _ = verified.record("Remark 5: the reduced Hessian exists on Sigma and Sigma is 
 # predicted; the claim is that the "elsewhere" column is zero.
 
 # %%
-def place_roots(R, p, q):
-    """Which predicted set each root (row of R: (e, w, a) or (e, w, a, b)) lies on, by closed-form tests."""
-    e, w, a = R[:, 0], R[:, 1], R[:, 2]
-    f, m = e**2 * (1 + a * e**2), 1 + 2 * w * np.abs(w)
-    c = f * m
-    c_opt = math.log((1 - p) * (1 - q) / (p * q))  # c* of Lemma 5: sigma(beta*) = p and sigma(c* + beta*) = 1 - q
-    plane = np.abs(e) < set_tol
-    sigma = ~plane & (np.abs(m) < set_tol) & (np.abs(1 + a * e**2) < set_tol)
-    gamma = ~plane & ~sigma & (np.abs(c - c_opt) < set_tol)
-    if R.shape[1] == 4:  # Thm 9: the bias sits at its optimum b*(theta) = beta*(c) + f/2
-        at_b = np.abs(R[:, 3] - (beta_star(c, p, q) + f / 2)) < set_tol
-        plane, sigma, gamma = plane & at_b, sigma & at_b, gamma & at_b
-    return {"Gamma*": gamma, "plane e=0": plane, "Sigma": sigma, "elsewhere": ~(gamma | plane | sigma)}
+# %% [markdown]
+# The root searches, in $(e, w, a)$ (Thm 10) and with the bias in $(e, w, a, b)$ (Thm 9):
 
-
+# %%
 rs = np.random.default_rng(seed + 8)
 root_rows, agrees_all, g_worst, n_regular_all = [], True, 0.0, 0
 # Which start converges to which root is decided by a solver and may change on another CPU, so the table prints
@@ -693,25 +623,26 @@ for dim in (3, 4):
     for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
         n_sig = max(1, n_root_starts // 4)
         e_sig = rs.uniform(0.5, 1.5, n_sig) * rs.choice([-1.0, 1.0], n_sig)
-        near = np.stack([e_sig, np.full(n_sig, W_SAD), -1 / e_sig**2, np.full(n_sig, beta_star(0.0, p_, q_))], 1)[:, :dim]
+        near = np.stack([e_sig, np.full(n_sig, W_SAD), -1 / e_sig**2, np.full(n_sig, reference.optimal_beta_np(0.0, p_, q_))], 1)[:, :dim]
         plane_near = np.stack([rs.uniform(-0.1, 0.1, n_sig), rs.uniform(-root_box, root_box, n_sig),
                                rs.uniform(-root_box, root_box, n_sig),
-                               beta_star(0.0, p_, q_) + rs.uniform(-0.3, 0.3, n_sig)], 1)[:, :dim]
+                               reference.optimal_beta_np(0.0, p_, q_) + rs.uniform(-0.3, 0.3, n_sig)], 1)[:, :dim]
         starts = np.vstack([rs.uniform(-root_box, root_box, (n_root_starts, dim)),
                             near + rs.uniform(-0.3, 0.3, (n_sig, dim)), plane_near])
-        roots, found = multistart_roots(lambda x: grad_t(x, p_, q_), starts, tol=1e-10)
+        roots, found = multistart_roots(lambda x: reference.attention_grad(x, p_, q_), starts, tol=1e-10)
         far = found & (np.abs(np.nan_to_num(roots)).max(axis=1) > 5 * root_box)
         # far points on the plane e = 0 are exact roots (the plane is critical for every (w, a)): not escapes
-        escaped = far & ~place_roots(np.nan_to_num(roots), p_, q_)["plane e=0"]
+        escaped = far & ~checks.place_roots(np.nan_to_num(roots), p_, q_, set_tol)["plane e=0"]
         R = roots[found & ~escaped]
-        where = place_roots(R, p_, q_)
+        where = checks.place_roots(R, p_, q_, set_tol)
         counts = {k: int(v.sum()) for k, v in where.items()}
-        g_worst = max([g_worst] + [float(np.linalg.norm(grad_t(x, p_, q_))) for x in R])
-        n_regular = int(np.sum(AT.classify(R[:, 0], R[:, 1], R[:, 2], p_, q_, atol=set_tol) == "regular"))
+        g_worst = max([g_worst] + [float(np.linalg.norm(reference.attention_grad(x, p_, q_))) for x in R])
+        n_regular = int(np.sum(attention.classify(R[:, 0], R[:, 1], R[:, 2], p_, q_, atol=set_tol) == "regular"))
         agrees_all &= n_regular == 0
         n_regular_all += n_regular
         root_rows.append((dim, p_, q_, len(starts), len(R), int(escaped.sum()), counts))
 
+# %%
 print(f"{'dim':>4}{'chains':>8}{'starts':>8}{'a third found a root':>22}{'Gamma* found':>14}{'plane found':>13}"
       f"{'Sigma found':>13}{'elsewhere':>11}{'markovlib classify agrees':>27}")
 for dim in (3, 4):
@@ -725,6 +656,7 @@ n_roots = sum(r[4] for r in root_rows)
 lo_, hi_ = wilson_interval(n_roots, n_starts)
 print(f"starts that found a root: more than a third: {yes_no(3 * n_roots > n_starts)} "
       f"(Wilson 95% lower end above 1/4: {yes_no(lo_ > 0.25)}); |grad L| at every root {bound(g_worst, 1e-10)}")
+# %% tags=["hide-input"]
 for dim, thm in ((3, "Thm 10 (3-D, reduced loss)"), (4, "Thm 9 (4-D, bias free)")):
     rows_d = [r for r in root_rows if r[0] == dim]
     found_sets = {k: sum(r[6][k] for r in rows_d) for k in ("Gamma*", "plane e=0", "Sigma")}
@@ -735,11 +667,14 @@ for dim, thm in ((3, "Thm 10 (3-D, reduced loss)"), (4, "Thm 9 (4-D, bias free)"
                     check=f"multistart root search ({sum(r[3] for r in rows_d)} starts, both sides), torch autograd gradient",
                     measured=f"{n_else} roots off the sets; {n_sets}/3 sets found", tolerance=f"set_tol = {set_tol:.0e}",
                     kind="independent")
+
+# %% tags=["hide-input"]
 _ = verified.record("attention.classify names every root found a critical point", agrees_all,
                     check="classify(..., atol=set_tol) at every root", measured=f"{n_regular_all} roots named 'regular'",
                     tolerance=f"0 (atol {set_tol:.0e})", kind="same code")
 
 # %% [markdown]
+# (sec-attention-energy)=
 # ## Energy and gradient flow
 #
 # Gradient flow $\dot\theta = -\nabla L = -g'(c)\nabla c$ moves along $\nabla c$, so any function $E$ with
@@ -802,9 +737,12 @@ for s in (1, -1):  # w = s W with W > 0: |w| = W, w|w| = s W^2, sign(w) = s
            + sp.diff(E_sym, as_) * sp.diff(c_sym, as_))  # d/dw = s d/dW; the product of two is s^2 = 1
     sym_ok &= sp.simplify(dot) == 0
     print(f"w {'>' if s > 0 else '<'} 0: grad E . grad c simplifies to {sp.simplify(dot)}")
-verified.record("Lemma 14: grad E . grad c = 0", bool(sym_ok), check="sympy, separately for w > 0 and w < 0",
-                measured="simplifies to 0 (both signs of w)", tolerance="exact", kind="identity")
 
+# %% tags=["hide-input"]
+_ = verified.record("Lemma 14: grad E . grad c = 0", bool(sym_ok), check="sympy, separately for w > 0 and w < 0",
+                    measured="simplifies to 0 (both signs of w)", tolerance="exact", kind="identity")
+
+# %%
 rs = np.random.default_rng(seed + 2)
 traj = []
 print(f"{'p':>5}{'q':>5}  {'theta0':<24}{'energy drift':>13}{'|grad L| end':>13}  {'end point':<28}{'class':<12}{'|E_end - E0|':>12}")
@@ -814,8 +752,8 @@ for p_, q_ in pq_pairs:
         tr = integrate(*th0[:2], p_, q_, a0=th0[2], t_max=horizon(p_, q_, t_eff))
         traj.append((p_, q_, th0, tr))
         end = np.array([tr.e[-1], tr.w[-1], tr.a[-1]])
-        gnorm = float(np.linalg.norm(C.grad(*end[:2], p_, q_, a=end[2])))
-        kind = AT.classify(*end, p_, q_, atol=1e-6)
+        gnorm = float(np.linalg.norm(canonical.grad(*end[:2], p_, q_, a=end[2])))
+        kind = attention.classify(*end, p_, q_, atol=1e-6)
         dE = abs(float(energy(*end)) - float(energy(*th0)))
         ok_flow &= tr.energy_drift < 1e-6 and gnorm < 1e-6 and kind != "regular" and dE < 1e-6
         worst_flow = np.maximum(worst_flow, [tr.energy_drift, gnorm, dE])
@@ -830,32 +768,38 @@ for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
         plane_ok &= bool(np.all(tr.w == 0.0))
         plane_max = max(plane_max, float(np.abs(tr.w).max()))
 print("w0 = 0: w(t) = 0 exactly along the integrated flows:", yes_no(plane_ok))
-verified.record("Lemmas 14-16, Thm 3: E conserved, flows converge, limits critical with E = E0", bool(ok_flow),
-                check=f"LSODA flows (t <= t_eff / |g'(0)|), 3 random starts x {len(pq_pairs)} chains",
-                measured=f"drift {bound(worst_flow[0], 1e-8)}, |grad L| {bound(worst_flow[1], 1e-8)}, |E_end - E0| "
-                f"{bound(worst_flow[2], 1e-8)}; {len(traj)} ends critical", tolerance="1e-6", kind="same code")
+
+# %% tags=["hide-input"]
+_ = verified.record("Lemmas 14-16, Thm 3: E conserved, flows converge, limits critical with E = E0", bool(ok_flow),
+                    check=f"LSODA flows (t <= t_eff / |g'(0)|), 3 random starts x {len(pq_pairs)} chains",
+                    measured=f"drift {bound(worst_flow[0], 1e-8)}, |grad L| {bound(worst_flow[1], 1e-8)}, |E_end - E0| "
+                    f"{bound(worst_flow[2], 1e-8)}; {len(traj)} ends critical", tolerance="1e-6", kind="same code")
 _ = verified.record("Lemma 14 / Thm 3 (ii): the ea-plane w = 0 is invariant", plane_ok,
                     check="LSODA flows from w0 = 0, both sides", measured=f"max |w(t)| = {plane_max:g} (4 flows)",
                     tolerance="exact", kind="same code")
 
 
 # the integrator itself, against a route with no markovlib function on it: -grad of the independent torch loss
-# canonical_loss_t (optimal bias), scipy's BDF with the autograd Hessian, for the first flow of each side
+# reference.attention_loss (optimal bias), scipy's BDF with the autograd Hessian, for the first flow of each side
+
+# %%
 def jac_t(t, x, p, q):
-    hess = torch.func.hessian(lambda z: canonical_loss_t(z[0], z[1], z[2], None, p, q))
+    hess = torch.func.hessian(lambda z: reference.attention_loss(z[0], z[1], z[2], None, p, q))
     return -hess(torch.tensor(x, dtype=torch.float64)).numpy()
 
 
 ind_err, n_ind = 0.0, 0
 for side in (">1", "<1"):
     p_, q_, th0, tr = next(t for t in traj if (sum(t[:2]) > 1) == (side == ">1"))
-    ref = solve_ivp(lambda t, x: -grad_t(x, p_, q_), (0.0, tr.t[-1]), th0, method="BDF", t_eval=tr.t, rtol=1e-11,
+    ref = solve_ivp(lambda t, x: -reference.attention_grad(x, p_, q_), (0.0, tr.t[-1]), th0, method="BDF", t_eval=tr.t, rtol=1e-11,
                     atol=1e-13, jac=lambda t, x: jac_t(t, x, p_, q_))
     ind_err, n_ind = max(ind_err, float(np.abs(ref.y - np.stack([tr.e, tr.w, tr.a])).max())), n_ind + 1
 print(f"flow.integrate vs an independent integration (torch autograd, scipy BDF), {n_ind} flows: max |difference| "
       f"{bound(ind_err, 1e-7)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("the integrator: flow.integrate = an independent integration of -grad L in (e, w, a)", ind_err < 1e-6,
-                    check="torch autograd of canonical_loss_t (written here), scipy BDF with its autograd Hessian, one flow "
+                    check="torch autograd of reference.attention_loss (no markovlib code under test), scipy BDF with its autograd Hessian, one flow "
                     "per side", measured=bound(ind_err, 1e-7), tolerance="1e-6", kind="independent")
 
 # %% [markdown]
@@ -881,14 +825,16 @@ for i in range(a0s.size):
     print(f"{a0s[i]:>6.2f}{e0s[i]:>8.4f}{float(energy(e0s[i], w0_, a0s[i])):>11.4f}  {res.outcome[i]:<12}{lim_txt:<30}")
 i_demo = int(np.flatnonzero(res.outcome == "global_min")[0])
 demo = (float(np.round(e0s[i_demo], 2)), w0_, float(a0s[i_demo]))  # used by the explorer's static figure
+
+# %% tags=["hide-input"]
 _ = verified.record("same energy, different basins: E alone does not decide the outcome in 3-D",
                     np.allclose(energy(e0s, w0_, a0s), E_target) and len(set(res.outcome)) == 2,
                     check=f"5 integrated starts on one energy surface (p={p_hi}, q={q_hi})",
                     measured=", ".join(f"{int(np.sum(res.outcome == k))} {k}" for k in sorted(set(res.outcome))),
                     tolerance="two outcomes", kind="same code")
 
-
 # %% [markdown]
+# (sec-attention-invariant)=
 # ## A second invariant: the gradient lines of $f(e, a)$
 #
 # Look at the flow component by component:
@@ -981,124 +927,85 @@ _ = verified.record("same energy, different basins: E alone does not decide the 
 # solver's error would come too close.
 
 # %%
-def labels_at(u, a, rtol):
-    """planar_label at (sqrt(u), a) at relative tolerance rtol."""
-    return AT.planar_label(np.sqrt(u), a, rtol=rtol, atol=rtol / 10)
-
-
-def line_check(tr):
-    """The checks of the second invariant along a trajectory (arrays tr.e, tr.a): the distance of each point from the
-    line through the start (independent of markovlib, in units of its allowance), the squeeze J, and whether the
-    start's label is bracketed by the labels of the lines displaced by 10x the allowance, widened by the labels' own
-    error, one-sided where a displaced line lies across S (eq-att-squeeze)."""
-    e0, a0 = float(tr.e[0]), float(tr.a[0])
-    u_t, a_t = tr.e**2, tr.a
-    # away from the axis, where a is a good coordinate along the line; e0^2 / 4 (not e0^2) so that a flow that starts
-    # below 1e-2 and heads to the axis is checked at later points too, not only at its start
-    sel = u_t >= min(1e-2, e0**2 / 4)
-    u_t, a_t = u_t[sel], a_t[sel]
-    rhs = lambda s, y: [4 / y[0] + 8 * s, -4 / y[0] ** 2]  # noqa: E731  (du/da, d log J/da)
-    u_ref, log_j = np.empty_like(u_t), np.empty_like(u_t)
-    for part in (a_t >= a0, a_t < a0):
-        if part.any():
-            end = a_t[part].max() if a_t[part].max() > a0 else a_t[part].min()
-            sol = solve_ivp(rhs, (a0, end), [e0**2, 0.0], method="DOP853", rtol=1e-13, atol=1e-15, dense_output=True)
-            u_ref[part], log_j[part] = sol.sol(a_t[part])
-    J = np.exp(log_j)
-    eta = line_tol * (1 + u_t) * np.maximum(1.0, J)
-    ratio = float(np.max(np.abs(u_ref - u_t) / eta))
-    # the label check: lines displaced by 10x the allowance must bracket the start's label, up to the labels' own
-    # error r: 10x the change of the start's label from rtol 1e-12 to 1e-13, at least 1e-13 (1 + |l|)
-    eta_b = 10 * eta
-    lab0, lab0_c = labels_at(e0**2, a0, 1e-13), labels_at(e0**2, a0, 1e-12)
-    inside = bool(lab0.reaches_axis)
-    pick = (lambda lab: np.asarray(lab.A, dtype=float)) if inside else (lambda lab: np.asarray(lab.a_gamma, dtype=float))  # noqa: E731
-    l0 = float(pick(lab0))
-    r = max(1e-13 * (1 + abs(l0)), 10 * abs(l0 - float(pick(lab0_c))))
-    side = []  # the labels of the displaced lines on the start's side of S (NaN across S)
-    for s in (-1, 1):
-        lab = labels_at(u_t + s * eta_b, a_t, 1e-13)
-        side.append(np.where(np.asarray(lab.reaches_axis) == inside, pick(lab), np.nan))
-    lm, lp = side
-    two = np.isfinite(lm) & np.isfinite(lp)
-    one = np.isfinite(lm) ^ np.isfinite(lp)
-    ok = np.where(two, (np.fmin(lm, lp) - r <= l0) & (l0 <= np.fmax(lm, lp) + r),
-                  np.where(one, l0 <= np.fmax(lm, lp) + r, False))
-    return {"inside": inside, "label": l0, "ratio": ratio, "J_min": float(J.min()), "bracketed": bool(ok.all()),
-            "n_points": int(ok.size), "n_out": int((~ok).sum()), "n_one_sided": int(one.sum()),
-            "width": float(np.nanmax(np.where(two, np.abs(lp - lm), np.nan), initial=0.0))}
-
-
-def order_below(x):
-    """A bound on a positive x at least 100x above it, printed as a power of ten (stable across machines)."""
-    return bound(x, 10.0 ** (math.floor(math.log10(x)) + 3))
-
-
 print(f"{'p':>5}{'q':>5}  {'theta0':<24}{'line':<10}{'label':>9}{'distance / allowance':>22}{'smallest J':>12}"
       f"{'label bracketed':>17}")
-checks = []
+line_checks = []
 for p_, q_, th0, tr in traj:
-    ck = line_check(tr)
-    checks.append(ck)
+    ck = invariant.line_check(tr, line_tol)
+    line_checks.append(ck)
     print(f"{p_:>5}{q_:>5}  {'(%.2f, %.2f, %.2f)' % tuple(th0):<24}{'A (R_0)' if ck['inside'] else 'a_Gamma':<10}"
           f"{fixed(ck['label'], 4):>9}{bound(ck['ratio'], 1.0):>22}{ck['J_min']:>12.0e}"
           f"{fraction(ck['n_points'] - ck['n_out'], ck['n_points']):>17}")
 
+# %% [markdown]
+# The example of the squeeze towards decreasing $a$:
+
+# %%
 # the example of the squeeze towards decreasing a: outside R_0, climbing its line past Gamma_1/2 (p + q < 1)
 tr_x = integrate(example_theta[0], example_theta[1], *example_pq, a0=example_theta[2], t_max=horizon(*example_pq, t_eff))
-ck_x = line_check(tr_x)
-checks.append(ck_x)
-raw_x = np.abs(AT.planar_label(tr_x.e, tr_x.a).a_gamma - AT.planar_label(tr_x.e[0], tr_x.a[0]).a_gamma)
+ck_x = invariant.line_check(tr_x, line_tol)
+line_checks.append(ck_x)
+raw_x = np.abs(attention.planar_label(tr_x.e, tr_x.a).a_gamma - attention.planar_label(tr_x.e[0], tr_x.a[0]).a_gamma)
 print(f"\nexample: p={example_pq[0]}, q={example_pq[1]}, theta0 = {tuple(example_theta)}, "
       f"{'inside R_0 (label A)' if ck_x['inside'] else 'outside R_0 (label a_Gamma)'}")
-print(f"  lines squeezed along the flow down to J {order_below(ck_x['J_min'])}; distance of the flow from its line / "
+print(f"  lines squeezed along the flow down to J {invariant.order_below(ck_x['J_min'])}; distance of the flow from its line / "
       f"allowance: {bound(ck_x['ratio'], 1.0)}")
 print(f"  computed label of the trajectory's points moves by more than 1e-6: {yes_no(np.nanmax(raw_x) > 1e-6)}; "
       f"start's label bracketed at {fraction(ck_x['n_points'] - ck_x['n_out'], ck_x['n_points'])} points "
-      f"(bracket width {order_below(ck_x['width'])})")
-glue("example_J", order_below(ck_x["J_min"]).replace("< ", "below "))
+      f"(bracket width {invariant.order_below(ck_x['width'])})")
+
+# %% tags=["hide-input"]
+_ = glue("example_J", invariant.order_below(ck_x["J_min"]).replace("< ", "below "))
 
 # a flow inside R_0 from far down the axis (A near -2), squeezed onto S: its end lies within rounding of S
+
+# %%
 tr_s = integrate(squeeze_theta[0], squeeze_theta[1], *squeeze_pq, a0=squeeze_theta[2], t_max=horizon(*squeeze_pq, t_eff))
-ck_s = line_check(tr_s)
-checks.append(ck_s)
-dist_s = abs(tr_s.e[-1] ** 2 - float(AT.separatrix(tr_s.a[-1])) ** 2) / tr_s.e[-1] ** 2
+ck_s = invariant.line_check(tr_s, line_tol)
+line_checks.append(ck_s)
+dist_s = abs(tr_s.e[-1] ** 2 - float(attention.separatrix(tr_s.a[-1])) ** 2) / tr_s.e[-1] ** 2
 print(f"\nsqueeze: p={squeeze_pq[0]}, q={squeeze_pq[1]}, theta0 = {tuple(squeeze_theta)}, "
       f"{'inside R_0, A = ' + fixed(ck_s['label'], 4) if ck_s['inside'] else 'outside R_0'}")
-print(f"  lines squeezed down to J {order_below(ck_s['J_min'])}; end point's relative distance from S in e^2 "
-      f"{order_below(dist_s)}; points where one displaced line lies across S: {ck_s['n_one_sided']}; label bracketed "
+print(f"  lines squeezed down to J {invariant.order_below(ck_s['J_min'])}; end point's relative distance from S in e^2 "
+      f"{invariant.order_below(dist_s)}; points where one displaced line lies across S: {ck_s['n_one_sided']}; label bracketed "
       f"at {fraction(ck_s['n_points'] - ck_s['n_out'], ck_s['n_points'])} points")
-glue("squeeze_J", order_below(ck_s["J_min"]).replace("< ", "below "))
-glue("squeeze_dist", order_below(dist_s).replace("< ", ""))
+
+# %% tags=["hide-input"]
+_ = glue("squeeze_J", invariant.order_below(ck_s["J_min"]).replace("< ", "below "))
+_ = glue("squeeze_dist", invariant.order_below(dist_s).replace("< ", ""))
 
 
 # negative control: a flow that is not a gradient flow (a-velocity scaled by control_scale) leaves its line
+
+# %%
 def control_field(t, x, p, q):
-    g = -np.array(C.grad(x[0], x[1], p, q, a=x[2]), dtype=float)
+    g = -np.array(canonical.grad(x[0], x[1], p, q, a=x[2]), dtype=float)
     return g * np.array([1.0, 1.0, control_scale])
 
 
-i_c = int(np.argmax([ck["n_points"] for ck in checks[:len(traj)]]))  # the flow with the most checked points
+i_c = int(np.argmax([ck["n_points"] for ck in line_checks[:len(traj)]]))  # the flow with the most checked points
 p_c, q_c, th_c, tr_c = traj[i_c]
 sol_c = solve_ivp(control_field, (0.0, tr_c.t[-1]), th_c, method="LSODA", t_eval=tr_c.t, rtol=1e-11, atol=1e-13,
                   args=(p_c, q_c))
-ck_c = line_check(type("Flow", (), {"e": sol_c.y[0], "a": sol_c.y[2]}))
+ck_c = invariant.line_check(type("Flow", (), {"e": sol_c.y[0], "a": sol_c.y[2]}), line_tol)
 print(f"\nnegative control (a-velocity x {control_scale:g}, from the start of the flow with the most checked points): "
       f"distance from the line "
       f"{ck_c['ratio']:.0e} x the allowance; label bracketed at {fraction(ck_c['n_points'] - ck_c['n_out'], ck_c['n_points'])} "
       f"points")
-ratio_max = max(ck["ratio"] for ck in checks)
-n_br = sum(ck["bracketed"] for ck in checks)
-n_pts_min, n_pts_all = min(ck["n_points"] for ck in checks), sum(ck["n_points"] for ck in checks)
-verified.record("second invariant: the (e, a) projection of every flow stays on its gradient line of f",
-                ratio_max < 1.0 and n_pts_min >= min_checked,
-                check=f"scipy DOP853 line through the start vs {len(checks)} LSODA flows (incl. the two examples)",
-                measured=f"largest distance {fixed(ratio_max, 2)} of the allowance; at least {n_pts_min} points per flow",
-                tolerance=f"line_tol (1 + e^2) max(1, J); at least {min_checked} points per flow", kind="independent")
+ratio_max = max(ck["ratio"] for ck in line_checks)
+n_br = sum(ck["bracketed"] for ck in line_checks)
+n_pts_min, n_pts_all = min(ck["n_points"] for ck in line_checks), sum(ck["n_points"] for ck in line_checks)
+
+# %% tags=["hide-input"]
+_ = verified.record("second invariant: the (e, a) projection of every flow stays on its gradient line of f",
+                    ratio_max < 1.0 and n_pts_min >= min_checked,
+                    check=f"scipy DOP853 line through the start vs {len(line_checks)} LSODA flows (incl. the two examples)",
+                    measured=f"largest distance {fixed(ratio_max, 2)} of the allowance; at least {n_pts_min} points per flow",
+                    tolerance=f"line_tol (1 + e^2) max(1, J); at least {min_checked} points per flow", kind="independent")
 _ = verified.record("planar_label is constant along flows, to the precision its conditioning allows (A in R_0, a_Gamma "
-                    "outside)", n_br == len(checks) and n_pts_min >= min_checked,
+                    "outside)", n_br == len(line_checks) and n_pts_min >= min_checked,
                     check="start's label within the labels of the lines at 10x the allowance, widened by the labels' own "
-                    "error; one-sided across S", measured=f"{n_br}/{len(checks)} flows; at least {n_pts_min} points per flow ({n_pts_all} in all)",
+                    "error; one-sided across S", measured=f"{n_br}/{len(line_checks)} flows; at least {n_pts_min} points per flow ({n_pts_all} in all)",
                     tolerance=f"every point of every flow; at least {min_checked} points per flow", kind="same code")
 _ = verified.record("both checks have power: a flow that leaves its line fails them (negative control)",
                     ck_c["ratio"] > 1 and ck_c["n_out"] > 0,
@@ -1110,9 +1017,9 @@ _ = verified.record("both checks have power: a flow that leaves its line fails t
 e_g = np.linspace(-2.5, 2.5, 71)
 a_g = np.linspace(-2.5, 2.5, 71)
 EE, AA = np.meshgrid(e_g, a_g, indexing="ij")
-lab_g = AT.planar_label(EE, AA)
+lab_g = attention.planar_label(EE, AA)
 a_line = np.linspace(-2.5, 2.5, 401)
-eS_line = AT.separatrix(a_line)
+eS_line = attention.separatrix(a_line)
 fig, ax = plt.subplots(figsize=(7.0, 5.6))
 cf = ax.contourf(e_g, a_g, lab_g.A.T, levels=np.linspace(-2.5, 2.5, 21), cmap="viridis", extend="both")
 fig.colorbar(cf, ax=ax, label="A: where the line reaches e = 0 (region $R_0$)")
@@ -1146,15 +1053,19 @@ gap_full = sp.expand(1 - 2 * u_ser.subs(coef) / t_)
 gap = sum(gap_full.coeff(t_, k) * t_**k for k in (3, 6))  # the claim: 1 - 2|a| e_S^2 to the next order
 g9 = gap_full.coeff(t_, 9)  # the term after it, and the one after that (the remainder's size)
 g12 = gap_full.coeff(t_, 12)
-glue("eS0", fixed(AT.separatrix(0.0), 2))
-print(f"separatrix at a = 0: e_S = {fixed(AT.separatrix(0.0), 6)}; asymptote 1 - 2|a| e_S^2 = {gap} + ({g9}) t^9 + "
+
+# %% tags=["hide-input"]
+_ = glue("eS0", fixed(attention.separatrix(0.0), 2))
+
+# %%
+print(f"separatrix at a = 0: e_S = {fixed(attention.separatrix(0.0), 6)}; asymptote 1 - 2|a| e_S^2 = {gap} + ({g9}) t^9 + "
       f"({g12}) t^12 + ..., t = 1/|a|")
 # 16|a|^3 (1 - 2|a| e_S^2) = 1 - 5 t^3/16 + 16 g9 t^6 + ... from attention.separatrix_gap, which integrates the gap
 # itself (no cancellation); its error is estimated from a solve at 10x tighter tolerance
 a_s = np.array(sep_a, dtype=float)
 t_s = 1 / np.abs(a_s)
-scaled = 16 * np.abs(a_s) ** 3 * AT.separatrix_gap(a_s, rtol=1e-12)
-solver_err = 16 * np.abs(a_s) ** 3 * np.abs(AT.separatrix_gap(a_s, rtol=1e-12) - AT.separatrix_gap(a_s, rtol=1e-13))
+scaled = 16 * np.abs(a_s) ** 3 * attention.separatrix_gap(a_s, rtol=1e-12)
+solver_err = 16 * np.abs(a_s) ** 3 * np.abs(attention.separatrix_gap(a_s, rtol=1e-12) - attention.separatrix_gap(a_s, rtol=1e-13))
 pred = 1 - 5 * t_s**3 / 16 + float(16 * g9) * t_s**6  # through the t^9 term of the gap
 allowance = 2 * abs(float(16 * g12)) * t_s**9 + 10 * solver_err  # twice the next term, plus 10x the solver error
 term = 5 * t_s**3 / 16  # the next-order term of the claim, scaled
@@ -1168,6 +1079,8 @@ n_resolved = int(np.sum(term > sep_resolve * allowance))
 print(f"remainder within its allowance at {n_within}/{a_s.size} values of a; next-order term resolved (over {sep_resolve:g} "
       f"x the allowance) at {n_resolved}/{a_s.size}")
 ok_sep = n_within == n_resolved == a_s.size
+
+# %% tags=["hide-input"]
 _ = verified.record("the separatrix S is asymptotic to Gamma_1/2: 1 - 2|a| e_S^2 = 1/(16|a|^3) - 5/(256|a|^6) + O(|a|^-9)",
                     ok_sep and sp.simplify(gap - (t_**3 / 16 - sp.Rational(5, 256) * t_**6)) == 0,
                     check=f"attention.separatrix_gap (Radau on the gap) vs the series derived with sympy, a = "
@@ -1220,12 +1133,12 @@ _ = verified.record("the separatrix S is asymptotic to Gamma_1/2: 1 - 2|a| e_S^2
 # %%
 rs = np.random.default_rng(seed + 3)
 th_r = rs.normal(0, 1.0, (3, n_random))
-lab_r = AT.planar_label(th_r[0], th_r[2])
+lab_r = attention.planar_label(th_r[0], th_r[2])
 outcomes_r, ok_pred, ok_lim, n_bad, max_lim_err = {}, True, True, 0, 0.0
 print(f"{'p':>5}{'q':>5}{'n':>6}{'unigram':>9}{'global':>8}{'undecided':>10}{'mismatches':>11}{'max |limit - pred|':>20}")
 for p_, q_ in pq_pairs:
     res = integrate_batch(*th_r[:2], p_, q_, a0=th_r[2], max_steps=max_steps, t_max=horizon(p_, q_, t_eff), gtol="data")
-    pred = AT.predict_outcome(*th_r, p_, q_, label=lab_r)
+    pred = attention.predict_outcome(*th_r, p_, q_, label=lab_r)
     outcomes_r[(p_, q_)] = res.outcome
     bad = pred.outcome != res.outcome
     uni = (pred.outcome == "unigram") & ~bad
@@ -1242,18 +1155,20 @@ n_same_out = int(np.sum(np.all([np.all([outcomes_r[pq] == outcomes_r[ch[0]] for 
 for side, chains_ in sides.items():
     same_side[side] = all(np.array_equal(outcomes_r[chains_[0]], outcomes_r[pq]) for pq in chains_[1:])
     print(f"p+q{side}: integrated outcomes identical for the chains {chains_}: {yes_no(same_side[side])}")
-verified.record("Prop. (3-D basins): the rule (reduced energy, separatrix) = integrated outcomes", ok_pred,
-                check=f"{n_random} N(0, I) starts x {len(pq_pairs)} chains, integrate_batch (its outcome from c alone) vs "
-                "predict_outcome", measured=f"{n_bad}/{n_random * len(pq_pairs)} mismatches", tolerance="0",
-                kind="independent")
-verified.record("Prop. (3-D basins): unigram limits are (0, w_inf, A)", ok_lim,
-                check="integrated limits vs predict_outcome's limit points", measured=bound(max_lim_err, 1e-7),
-                tolerance="1e-5", kind="independent")
+
+# %% tags=["hide-input"]
+_ = verified.record("Prop. (3-D basins): the rule (reduced energy, separatrix) = integrated outcomes", ok_pred,
+                    check=f"{n_random} N(0, I) starts x {len(pq_pairs)} chains, integrate_batch (its outcome from c alone) vs "
+                    "predict_outcome", measured=f"{n_bad}/{n_random * len(pq_pairs)} mismatches", tolerance="0",
+                    kind="independent")
+_ = verified.record("Prop. (3-D basins): unigram limits are (0, w_inf, A)", ok_lim,
+                    check="integrated limits vs predict_outcome's limit points", measured=bound(max_lim_err, 1e-7),
+                    tolerance="1e-5", kind="independent")
 _ = verified.record("Prop. (3-D basins): basins depend on (p, q) only through the side of p + q = 1",
                     all(same_side.values()), check="identical integrated outcomes of the same starts for the chains of each side",
                     measured=f"{n_same_out}/{n_random} starts with one outcome per side (" + ", ".join(
                         f"p+q{k}: {len(v)} chains" for k, v in sides.items()) + ")", tolerance="all", kind="same code")
-glue("basin_starts", f"{n_random * len(pq_pairs)}")
+_ = glue("basin_starts", f"{n_random * len(pq_pairs)}")
 
 # %% [markdown]
 # ### Which 2-D rules survive in 3-D?
@@ -1281,12 +1196,14 @@ for name, region, target, pairs in rules:
     holds = sum(int((outcomes_r[pq][region] == target).sum()) for pq in pairs)
     rule_fails[name], rule_n[name] = n_in - holds, n_in
     print(f"{name:<50}{n_in:>8}{holds:>7}{n_in - holds:>7}")
-verified.record("the data-agnostic region {w < 0, E > E_sad} still leads to global minima in 3-D",
-                rule_fails[rules[0][0]] == 0, check="integrated outcomes of the N(0, I) starts in the region, all chains",
-                measured=f"{rule_fails[rules[0][0]]}/{rule_n[rules[0][0]]} fail", tolerance="0", kind="independent")
-verified.record("2-D rule p+q<1, w0 > w_sad => global still holds in 3-D", rule_fails[rules[3][0]] == 0,
-                check="integrated outcomes, chains with p + q < 1",
-                measured=f"{rule_fails[rules[3][0]]}/{rule_n[rules[3][0]]} fail", tolerance="0", kind="independent")
+
+# %% tags=["hide-input"]
+_ = verified.record("the data-agnostic region {w < 0, E > E_sad} still leads to global minima in 3-D",
+                    rule_fails[rules[0][0]] == 0, check="integrated outcomes of the N(0, I) starts in the region, all chains",
+                    measured=f"{rule_fails[rules[0][0]]}/{rule_n[rules[0][0]]} fail", tolerance="0", kind="independent")
+_ = verified.record("2-D rule p+q<1, w0 > w_sad => global still holds in 3-D", rule_fails[rules[3][0]] == 0,
+                    check="integrated outcomes, chains with p + q < 1",
+                    measured=f"{rule_fails[rules[3][0]]}/{rule_n[rules[3][0]]} fail", tolerance="0", kind="independent")
 _ = verified.record("the 2-D local-minimum rules fail in 3-D (counterexamples found)",
                     all(rule_fails[r[0]] > 0 for r in (rules[1], rules[2], rules[4])),
                     check="integrated outcomes against the three 2-D rules for the local minimum",
@@ -1317,20 +1234,20 @@ for row, (p_, q_) in enumerate([(p_hi, q_hi), (p_lo, q_lo)]):
         ax = axes[row, col]
         A0 = np.full_like(EG, a0_)
         res = integrate_batch(EG, WG, p_, q_, a0=A0, max_steps=max_steps, t_max=horizon(p_, q_, t_eff), gtol="data")
-        pred = AT.predict_outcome(EG, WG, A0, p_, q_)
+        pred = attention.predict_outcome(EG, WG, A0, p_, q_)
         slice_bad += int((pred.outcome != res.outcome).sum())
         for name, colour in (("global_min", plotting.GLOBAL), ("unigram", plotting.LOCAL), ("undecided", plotting.NEUTRAL)):
             sel = res.outcome == name
             if sel.any():
                 ax.scatter(EG[sel], WG[sel], s=9, color=colour, marker="s", alpha=0.65, lw=0,
                            label={"global_min": "global minimum (flow)", "unigram": "unigram (flow)"}.get(name, name))
-        lab_f = AT.planar_label(e_fine, np.full_like(e_fine, a0_))
+        lab_f = attention.planar_label(e_fine, np.full_like(e_fine, a0_))
         EF, WF = np.meshgrid(e_fine, w_fine, indexing="ij")
         Et = energy(EF, WF, a0_) + 2 * lab_f.A[:, None] ** 2
         ax.contour(e_fine, w_fine, Et.T, levels=[SADDLE_ENERGY], colors=[plotting.SADDLE], linewidths=2.2)
         ax.contour(e_fine, w_fine, energy(EF, WF, a0_).T, levels=[SADDLE_ENERGY], colors=["0.45"], linewidths=1.2,
                    linestyles=":")
-        eS_ = float(AT.separatrix(a0_))
+        eS_ = float(attention.separatrix(a0_))
         for s in (1, -1):
             ax.axvline(s * eS_, color="k", lw=1.8)
         ax.axhline(W_SAD, color="0.5", lw=0.8, ls="--")
@@ -1352,11 +1269,13 @@ fig.suptitle("Basins of the 3-D flow at fixed attention scalar a0 (integrated ou
 fig.tight_layout(rect=(0, 0.07, 1, 0.98))
 plt.show()
 print(f"{grid_n * grid_n * len(slice_a0) * 2} integrated initializations; disagreements with the rule: {slice_bad}")
+
+# %% tags=["hide-input"]
 _ = verified.record("basin slices: integrated outcomes = the 3-D rule on every grid point", slice_bad == 0,
                     check=f"{grid_n}x{grid_n} grid x {len(slice_a0)} values of a0 x 2 sides",
                     measured=f"{slice_bad}/{grid_n * grid_n * len(slice_a0) * 2} disagree", kind="independent",
                     tolerance="0")
-glue("basin_mismatch", f"{n_bad + slice_bad}")
+_ = glue("basin_mismatch", f"{n_bad + slice_bad}")
 
 # %% [markdown]
 # The separating surfaces in 3-D: over $R_0$ (parameterized by $a$ and $e = s\,e_S(a)$, $|s| < 1$) the surfaces
@@ -1368,8 +1287,8 @@ glue("basin_mismatch", f"{n_bad + slice_bad}")
 a_s3 = np.linspace(-2.0, 2.0, 31)
 s_s3 = np.linspace(-0.98, 0.98, 31)
 SS, AS = np.meshgrid(s_s3, a_s3, indexing="ij")
-ES = SS * AT.separatrix(a_s3)[None, :]
-w_minus, w_plus = AT.basin_boundary(ES, AS)
+ES = SS * attention.separatrix(a_s3)[None, :]
+w_minus, w_plus = attention.basin_boundary(ES, AS)
 fig = plt.figure(figsize=(11.5, 5.0))
 for i, (wsurf, title, colour) in enumerate(((w_plus, "p + q > 1: unigram basin is above w = w+(e, a)", plotting.LOCAL),
                                             (w_minus, "p + q < 1: unigram basin is below w = w-(e, a)", plotting.LOCAL))):
@@ -1377,7 +1296,7 @@ for i, (wsurf, title, colour) in enumerate(((w_plus, "p + q > 1: unigram basin i
     wplot = np.clip(wsurf, -3.0, 0.0)
     ax.plot_surface(ES, wplot, AS, color=plotting.SADDLE, alpha=0.55, linewidth=0.2, edgecolor="0.4", shade=True)
     ax.plot(np.zeros_like(a_s3), np.full_like(a_s3, W_SAD), a_s3, color="k", lw=2.0)
-    eS3 = AT.separatrix(a_s3)
+    eS3 = attention.separatrix(a_s3)
     for s in (1, -1):
         ax.plot(s * eS3, np.zeros_like(a_s3), a_s3, color="k", lw=1.2, ls="--")
     ax.set_xlabel("e")
@@ -1392,6 +1311,7 @@ for i, (wsurf, title, colour) in enumerate(((w_plus, "p + q > 1: unigram basin i
 plt.show()
 
 # %% [markdown]
+# (sec-attention-exception)=
 # ### An exception to Lemma 15: trajectories on the separatrix escape
 #
 # Start exactly on $S \times \{w_0 > 0\}$ with $p + q > 1$. Then $c = fm > 0 > c^*$, so $c$ decreases and $(e, a)$
@@ -1405,9 +1325,9 @@ plt.show()
 # $\delta$, i.e. $A \approx -(\text{slope}\cdot\log(1/\delta))^{1/3} \to -\infty$ as $\delta \to 0$.
 
 # %%
-eS0 = float(AT.separatrix(0.0))
+eS0 = float(attention.separatrix(0.0))
 deltas = np.array([1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8])
-lab_in = AT.planar_label(eS0 * (1 - deltas), np.zeros_like(deltas))
+lab_in = attention.planar_label(eS0 * (1 - deltas), np.zeros_like(deltas))
 cube = np.abs(lab_in.A) ** 3
 incr = np.diff(cube)  # growth of |A|^3 per decade of delta
 fit = np.polyfit(np.log(1 / deltas[-4:]), cube[-4:], 1)  # the asymptotic regime
@@ -1417,9 +1337,9 @@ esc_ok = True
 for i, dl in enumerate(deltas[[0, 2, 4, 6]]):
     tr_in = integrate(eS0 * (1 - dl), 1.0, p_hi, q_hi, a0=0.0, t_max=horizon(p_hi, q_hi, t_eff / 2), n_points=300)
     tr_out = integrate(eS0 * (1 + dl), 1.0, p_hi, q_hi, a0=0.0, t_max=horizon(p_hi, q_hi, t_eff / 2), n_points=300)
-    k_in = AT.classify(tr_in.e[-1], tr_in.w[-1], tr_in.a[-1], p_hi, q_hi, atol=1e-6)
-    k_out = AT.classify(tr_out.e[-1], tr_out.w[-1], tr_out.a[-1], p_hi, q_hi, atol=1e-6)
-    A_i = float(AT.planar_label(eS0 * (1 - dl), 0.0).A)
+    k_in = attention.classify(tr_in.e[-1], tr_in.w[-1], tr_in.a[-1], p_hi, q_hi, atol=1e-6)
+    k_out = attention.classify(tr_out.e[-1], tr_out.w[-1], tr_out.a[-1], p_hi, q_hi, atol=1e-6)
+    A_i = float(attention.planar_label(eS0 * (1 - dl), 0.0).A)
     # near S both integrators' errors are amplified like 1/delta (the lines fan out), hence the loose 1e-3
     esc_ok &= k_in == "local_min" and k_out == "global_min" and abs(tr_in.a.min() - A_i) < 1e-3
     print(f"{dl:>8.0e}{k_in:>17}{tr_in.a.min():>9.4f}{A_i:>10.4f}{k_out:>18}{tr_out.a.min():>9.4f}")
@@ -1442,13 +1362,14 @@ plt.show()
 print(f"A for delta = 1e-2 ... 1e-8: {np.round(lab_in.A, 4)}")
 print(f"growth of |A|^3 per decade of delta: {np.round(incr, 4)} (settles to a constant: A -> -infinity like "
       f"-(log 1/delta)^(1/3)); slope of the fit over delta <= 1e-5: {fit[0]:.4f} per unit of log(1/delta)")
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma 15 exceptions: flows near S split; |A|^3 grows by a constant per decade of delta",
                     esc_ok and np.all(np.diff(lab_in.A) < 0) and np.all(incr > 0)
                     and np.abs(incr[-3:] - incr[-3:].mean()).max() < 0.05 * incr[-3:].mean(),
                     check="LSODA flows from e_S(0)(1 -+ delta), delta = 1e-2 ... 1e-8; planar_label A",
                     measured=f"last increments {', '.join(fixed(x, 3) for x in incr[-3:])}", tolerance="5 % spread",
                     kind="same code")
-
 
 # %% [markdown]
 # ## Flows in $(e, w, a)$ (the paper's Figs. 2 and 5)
@@ -1467,7 +1388,7 @@ def flow_panel(ax, p_, q_, sigma, box, rs):
     counts = {"global_min": 0, "unigram": 0}
     for i in range(n_traj):
         tr = integrate(*th[:2, i], p_, q_, a0=th[2, i], t_max=horizon(p_, q_, t_eff), n_points=200)
-        kind = AT.classify(tr.e[-1], tr.w[-1], tr.a[-1], p_, q_, atol=1e-6)
+        kind = attention.classify(tr.e[-1], tr.w[-1], tr.a[-1], p_, q_, atol=1e-6)
         kind = {"global_min": "global_min", "regular": "undecided"}.get(kind, "unigram")
         counts[kind] = counts.get(kind, 0) + 1
         inside = (np.abs(tr.e) <= box[0]) & (np.abs(tr.w) <= box[1]) & (np.abs(tr.a) <= box[2])
@@ -1475,7 +1396,7 @@ def flow_panel(ax, p_, q_, sigma, box, rs):
         colour = plotting.GLOBAL if kind == "global_min" else plotting.LOCAL
         ax.plot(tr.e[:cut], tr.w[:cut], tr.a[:cut], color=colour, lw=1.1, alpha=0.85)
         ax.scatter([th[0, i]], [th[1, i]], [th[2, i]], color="k", s=6, depthshade=False)
-    handles = drawings.attention_critical_sets(ax, p_, q_, (-box[0], box[0]), (-box[1], box[1]), (-box[2], box[2]),
+    handles = markov_drawings.attention_critical_sets(ax, p_, q_, (-box[0], box[0]), (-box[1], box[1]), (-box[2], box[2]),
                                               n_mesh=5)
     handles += [Line2D([], [], color=plotting.GLOBAL, lw=1.1, label="flow to a global minimum"),
                 Line2D([], [], color=plotting.LOCAL, lw=1.1, label="flow to the unigram plane e = 0")]
@@ -1499,6 +1420,7 @@ for sigma, box, name in ((0.5, (2.5, 2.0, 2.0), "Fig. 2 style: flows in (e, w, a
     plt.show()
 
 # %% [markdown]
+# (sec-attention-thm11)=
 # ## Standard initialization (Thm 11)
 #
 # ```{prf:theorem} Role of standard initialization, informal (paper's Thm 11)
@@ -1531,10 +1453,10 @@ print(f"{'sigma':>6}{'side':>7}{'n':>6}{'unigram':>9}{'fraction':>10}{'Wilson 95
       f"{'z':>7}{'undecided':>11}")
 for sigma in mc_sigmas:
     th_p = rs.normal(0, sigma, (3, mc_pred_n))
-    lab_p = AT.planar_label(th_p[0], th_p[2])
+    lab_p = attention.planar_label(th_p[0], th_p[2])
     th_m = rs.normal(0, sigma, (3, mc_n))
     for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
-        prob = float(np.mean(AT.predict_outcome(*th_p, p_, q_, label=lab_p).outcome == "unigram"))
+        prob = float(np.mean(attention.predict_outcome(*th_p, p_, q_, label=lab_p).outcome == "unigram"))
         res = integrate_batch(*th_m[:2], p_, q_, a0=th_m[2], max_steps=max_steps, t_max=horizon(p_, q_, t_eff),
                               gtol="data")
         k = int((res.outcome == "unigram").sum())
@@ -1556,14 +1478,20 @@ trend &= all(a[5] - b[5] <= mc_trend_se * math.hypot(se_rule(a[5]), se_rule(b[5]
 print(f"(z tests at |z| < {mc_z_max:.2f}: family-wise error {mc_alpha:g} over {2 * len(mc_sigmas)} tests); rule's "
       f"P(unigram) monotone in sigma: {yes_no(trend)}")
 z_all = [abs(r[2] / mc_n - r[5]) / math.sqrt(max(r[5] * (1 - r[5]), 1e-12) * (1 / mc_n + 1 / mc_pred_n)) for r in mc_rows]
-verified.record("Thm 11: integrated unigram fractions = the rule's probabilities, no undecided flows", mc_ok,
-                check=f"{mc_n} integrated N(0, sigma^2 I) starts per sigma and side vs {mc_pred_n} scored by the rule",
-                measured=f"max |z| = {max(z_all):.2f}; {n_und_all} undecided",
-                tolerance=f"|z| < {mc_z_max:.2f} (family-wise {mc_alpha:g}, Bonferroni over {2 * len(mc_sigmas)})",
-                kind="independent")
+
+# %% tags=["hide-input"]
+_ = verified.record("Thm 11: integrated unigram fractions = the rule's probabilities, no undecided flows", mc_ok,
+                    check=f"{mc_n} integrated N(0, sigma^2 I) starts per sigma and side vs {mc_pred_n} scored by the rule",
+                    measured=f"max |z| = {max(z_all):.2f}; {n_und_all} undecided",
+                    tolerance=f"|z| < {mc_z_max:.2f} (family-wise {mc_alpha:g}, Bonferroni over {2 * len(mc_sigmas)})",
+                    kind="independent")
+
+# %%
 k_hi, k_lo = hi_rows[0][2], mc_n - lo_rows[0][2]  # flows that end as the limit sigma -> 0 says
-glue("mc_small_hi", f"{k_hi}/{mc_n}")
-glue("mc_small_lo", f"{k_lo}/{mc_n}")
+
+# %% tags=["hide-input"]
+_ = glue("mc_small_hi", f"{k_hi}/{mc_n}")
+_ = glue("mc_small_lo", f"{k_lo}/{mc_n}")
 verified.record_count("Thm 11: as sigma -> 0 the flows end at the unigram minimum for p + q > 1", k_hi, mc_n, rate=mc_limit,
                       family=2, unit=f"flows at sigma = {mc_sigmas[0]:g} ({p_hi}, {q_hi})",
                       check="integrate_batch (outcome from c alone)", kind="independent")
@@ -1585,16 +1513,18 @@ _ = verified.record("Thm 11: the rule's P(unigram) falls with sigma for p+q>1 an
 
 # %%
 th_ref = np.random.default_rng(seed + 6).normal(0, 0.5, (3, mc_pred_n))
-lab_ref = AT.planar_label(th_ref[0], th_ref[2])
+lab_ref = attention.planar_label(th_ref[0], th_ref[2])
 print(f"{'chain':<12}{'reference local/200':>21}{'rule P(local)':>15}{'expected of 200':>17}{'binomial p-value':>18}")
 for (p_, q_), k_ref in (((0.9, 0.9), 169), ((0.1, 0.1), 8)):
-    prob = float(np.mean(AT.predict_outcome(*th_ref, p_, q_, label=lab_ref).outcome == "unigram"))
+    prob = float(np.mean(attention.predict_outcome(*th_ref, p_, q_, label=lab_ref).outcome == "unigram"))
     pv = binomtest(k_ref, 200, prob).pvalue
     print(f"{'p=q=%.1f' % p_:<12}{k_ref:>21}{prob:>15.4f}{200 * prob:>17.1f}{pv:>18.3f}")
 th_sd = np.random.default_rng(seed + 6).normal(0, 0.25, (3, mc_pred_n))
-prob_sd = float(np.mean(AT.predict_outcome(*th_sd, 0.9, 0.9).outcome == "unigram"))
+prob_sd = float(np.mean(attention.predict_outcome(*th_sd, 0.9, 0.9).outcome == "unigram"))
 print(f"the other reading (standard deviation 0.25): rule P(local) for p=q=0.9 = {prob_sd:.3f}")
-glue("ref_sd_prob", f"{prob_sd:.2f}")
+
+# %% tags=["hide-input"]
+_ = glue("ref_sd_prob", f"{prob_sd:.2f}")
 
 # %%
 fig, ax = plt.subplots(figsize=(6.6, 4.4))
@@ -1603,11 +1533,11 @@ rs = np.random.default_rng(seed + 7)
 samples = []
 for s in sig_fine:
     th_c = rs.normal(0, s, (3, 2000))
-    samples.append((s, th_c, AT.planar_label(th_c[0], th_c[2])))
+    samples.append((s, th_c, attention.planar_label(th_c[0], th_c[2])))
 for (p_, q_), colour in (((p_hi, q_hi), plotting.LOCAL), ((p_lo, q_lo), plotting.GLOBAL)):
     curve = []
     for s, th_c, lab_c in samples:
-        curve.append(np.mean(AT.predict_outcome(*th_c, p_, q_, label=lab_c).outcome == "unigram"))
+        curve.append(np.mean(attention.predict_outcome(*th_c, p_, q_, label=lab_c).outcome == "unigram"))
     ax.semilogx(sig_fine, curve, color=colour, lw=1.6, label=f"rule, p+q{'>' if p_ + q_ > 1 else '<'}1 (2000 per sigma)")
     pts = [r for r in mc_rows if (r[1] > 1) == (p_ + q_ > 1)]
     ax.errorbar([r[0] for r in pts], [r[2] / mc_n for r in pts],
@@ -1631,38 +1561,42 @@ plt.show()
 # reduced energy is above it: the flow reaches a global minimum.
 
 # %%
-ui = widgets.explorer(drawings.draw_attention, p=(0.02, 0.98, 0.02, 0.9), q=(0.02, 0.98, 0.02, 0.9),
+ui = widgets.explorer(markov_drawings.draw_attention, p=(0.02, 0.98, 0.02, 0.9), q=(0.02, 0.98, 0.02, 0.9),
                       e0=(-2.5, 2.5, 0.05, demo[0]), w0=(-2.0, 2.0, 0.05, demo[1]), a0=(-2.0, 2.0, 0.05, demo[2]))
 if ui is not None:
     display(ui)
-out = drawings.draw_attention(p_hi, q_hi, *demo)
+out = markov_drawings.draw_attention(p_hi, q_hi, *demo)
 plt.show()
 print(f"predicted {out['predicted']}, reached {out['reached']}, limit ({out['limit'][0]:.4f}, {out['limit'][1]:.4f}, "
       f"{out['limit'][2]:.4f}); E0 = {out['energy0']:.4f}, reduced energy = {out['reduced_energy']:.4f}, "
       f"E_sad = {SADDLE_ENERGY:.4f}")
+
+# %% tags=["hide-input"]
 _ = verified.record("explorer: draw_attention's predicted outcome = reached outcome", out["predicted"] == out["reached"],
-                    check="one LSODA flow from the demo start (drawings.draw_attention)",
+                    check="one LSODA flow from the demo start (markov_drawings.draw_attention)",
                     measured=f"{int(out['predicted'] == out['reached'])}/1 flow ends as predicted ({out['reached']})",
                     tolerance="every flow", kind="same code")
 
 # %%
-# The rendered book's explorer: the drawing function of the live sliders above (drawings.draw_attention), run at
+# The rendered book's explorer: the drawing function of the live sliders above (markov_drawings.draw_attention), run at
 # batch time on a grid: a chain on each side of p + q = 1, starts with e0 > 0 (e -> -e mirrors the picture) and
 # a0 of both signs. 24 frames of 480 x 330 pixels; the page's sliders swap them.
 static_grid = {"p": [0.2, 0.9], "q": [0.9], "e0": [0.5, 1.0], "w0": [-1.0, 0.5], "a0": [-1.0, 0.0, 1.0]}
 static = explorers.static_explorer(
-    lambda p, q, e0, w0, a0, fig: drawings.draw_attention(p, q, e0, w0, a0, ax=fig.add_subplot(projection="3d")),
+    lambda p, q, e0, w0, a0, fig: markov_drawings.draw_attention(p, q, e0, w0, a0, ax=fig.add_subplot(projection="3d")),
     static_grid, name="attention", title="gradient flow on L(e, w, a)",
     value=lambda out: f"reached {out['reached']} (predicted {out['predicted']})",
     initial={"p": 0.9, "q": 0.9, "e0": 1.0, "w0": -1.0, "a0": 0.0}, progress=False)
 static.show()
-n_frames_agree = sum(out["reached"] == out["predicted"] for out in static.results)
-print(f"{static.n_frames} frames; predicted = reached in {n_frames_agree}")
+n_frames_agree, n_frames = markov_drawings.frames_agree(static.results)
+print(f"{n_frames} frames; predicted = reached in {n_frames_agree}")
+
+# %% tags=["hide-input"]
 _ = verified.record("explorer: every precomputed frame ends where the two invariants predict",
-                    n_frames_agree == static.n_frames,
+                    n_frames_agree == n_frames,
                     check="the rendered book's frames: attention.predict_outcome vs flow.integrate on the slider grid "
                           "(2 chains, 12 starts)",
-                    measured=f"{n_frames_agree}/{static.n_frames} frames", tolerance="every frame", kind="same code")
+                    measured=f"{n_frames_agree}/{n_frames} frames", tolerance="every frame", kind="same code")
 
 # %% [markdown]
 # Run this notebook in Jupyter to interact with the explorer: its sliders redraw the figure live. In the rendered
@@ -1716,16 +1650,16 @@ _ = verified.record("explorer: every precomputed frame ends where the two invari
 # - *Thm 11*: the $z$ tests have a family-wise error (Bonferroni); the small-$\sigma$ limits are counts with one-sided
 #   Wilson bounds.
 
-# %%
+# %% tags=["hide-input"]
 headline = record_results({
     "roots_found": n_roots, "root_starts": n_starts,
     "roots_elsewhere": sum(r[6]["elsewhere"] for r in root_rows),
     "basin_mismatches": n_bad, "slice_mismatches": slice_bad,
     "line_distance_ratio_max": ratio_max,
     "unigram_fraction_small_sigma_hi": hi_rows[0][2] / mc_n, "unigram_fraction_small_sigma_lo": lo_rows[0][2] / mc_n,
-    "separatrix_e_at_a0": float(AT.separatrix(0.0)), "label_flows_bracketed": n_br / len(checks),
+    "separatrix_e_at_a0": float(attention.separatrix(0.0)), "label_flows_bracketed": n_br / len(line_checks),
     **verified.summary(),
 })
 
-# %%
+# %% tags=["hide-input"]
 verified.table()

@@ -18,54 +18,37 @@
 #
 # The full transformer of {doc}`transformer_yardsticks` has $d + Nd + 12 d^2 + 1$ parameters (8969 for the
 # paper's $d = 8$, $N = 1024$). {cite:t}`makkuva2024local` observe that trained weights are rank one and share one
-# direction (Sec. 3, App. B), and restrict the analysis to a family of rank-one weights described by two scalars:
-# the embedding scale $e$ and the feed-forward scale $w$ (plus the bias $b$; the attention scalar $a$ of Sec. 4.1
-# is set to 0 here). This chapter derives, from the weights, the logit of this *canonical model* (App. C), shows
-# that its loss is a logistic regression in the single coefficient $c = e^2(1 + 2w|w|)$ (Lemmas 2 and 6),
-# minimizes out the bias in closed form (Lemma 5), and studies the resulting one-dimensional function $g(c)$
-# whose minimum is the entropy rate and whose value at $c = 0$ is $H(\pi)$, the two yardsticks of
-# {prf:ref}`thm-4` and {prf:ref}`thm-5`.
+# direction (Sec. 3, App. B), and restrict the analysis to rank-one weights described by the embedding scale $e$,
+# the feed-forward scale $w$ and the bias $b$ (the attention scalar $a$ of Sec. 4.1 is 0 here). This chapter
+# derives the logit of this *canonical model* (App. C), shows that its loss is a logistic regression in one
+# coefficient $c = e^2(1 + 2w|w|)$, minimizes out the bias, and studies the resulting function $g(c)$, whose
+# minimum is the entropy rate and whose value at $c = 0$ is $H(\pi)$.
 #
 # ## What this chapter shows
 #
-# 1. **The canonical logit (App. B, C).** With $\boldsymbol e = e\boldsymbol\alpha$, $\boldsymbol p_n =
-#    -\frac e2\boldsymbol\alpha$, attention off, $W_1 = |w|\boldsymbol u\boldsymbol\alpha^\top$,
-#    $W_2 = w\boldsymbol\alpha\boldsymbol u^\top$ ($\boldsymbol u \ge 0$, $\lVert\boldsymbol u\rVert^2 = 4$), the
-#    full model's logit is $e^2(1 + 2w|w|)\,x_n - e^2/2 + b$ for $e > 0$: checked to rounding ($10^{-11}$)
-#    for several $d$, random $\boldsymbol\alpha \in \{\pm1\}^d/\sqrt d$, random $\boldsymbol u$, both
-#    signs of $e$. For $e < 0$ the logit gains the constant $-2w|w|e^2$; a shifted bias absorbs it exactly.
-# 2. **Lemma 2 (logistic form).** The loss depends on the weights only through $(c, \beta)$:
-#    $\mathcal L = \mathbb E[\ell((2Y-1)(cX + \beta))]$. The full model's exact population loss equals
-#    `canonical.logistic_loss` to $10^{-12}$, and its sampled loss at $N = 1024$ agrees with it (a Student $t$
-#    test over the sampled sequences at the two-sided level of $n_\sigma = 5$ normal standard deviations).
-# 3. **Lemma 5 (optimal bias).** The loss is convex in $\beta$ with minimizer
-#    $\beta^*(c) = \log\frac{2p}{(q-p) + \sqrt{(q-p)^2 + 4pq\,e^{c}}}$; closed form = the root of the first-order
-#    condition found numerically (to $10^{-9}$, the rounding-limited resolution at the corners), the bias
-#    gradient of the full model vanishes there. The textbook evaluation overflows at $c = 800$ and cancels at
-#    $c = -40$ (for $q < p$); the log-domain form of `markovlib` matches the asymptotes.
-# 4. **Lemma 6 and the reduced loss.** With the optimal bias the loss is $g(c(e, w))$: different $(e, w)$ with the
-#    same $c$ give the same full-model loss. $g$ is convex, $g(c^*) =$ entropy rate at
-#    $c^* = \log\frac{(1-p)(1-q)}{pq}$, $g(0) = H(\pi)$, and $g'(c) = \pi_1(\sigma(c + \beta^*(c)) - (1-q))$
-#    (envelope theorem), checked against finite differences and against autograd on the full model. Independently
-#    of the formulas of `markovlib.markov.canonical`, a numeric minimization of the logistic form jointly in $(c, \beta)$
-#    lands on $c^*$, with $c^* > 0$ exactly for $p + q < 1$, and on the $w$-axis ($e = 0$) the full model's exact
-#    loss is $H(\pi)$ with zero autograd gradient in every parameter.
+# 1. With rank-one weights along one direction $\boldsymbol\alpha$ (App. B, C), the full model's logit is
+#    $c\,x_n - e^2/2 + b$ for $e > 0$; for $e < 0$ a constant $-2w|w|e^2$ appears, which a shifted bias absorbs:
+#    every stream agrees to {glue:text}`cm_logit_err` ([Sec. 1](#sec-canonical-model-logit)).
+# 2. Lemma 2: the loss depends on the weights only through $(c, \beta)$ and is the logistic form; the full model's
+#    exact loss equals it to {glue:text}`cm_l2_err` ([Sec. 2](#sec-canonical-model-lemma2)).
+# 3. Lemma 5: the loss is convex in the bias, with the closed-form minimizer $\beta^*(c)$; it equals the root of
+#    the first-order condition to {glue:text}`cm_l5_err`, also where the textbook form overflows or cancels
+#    ([Sec. 3](#sec-canonical-model-lemma5)).
+# 4. Lemma 6: with the optimal bias the loss is $g(c(e, w))$, convex, with $g(c^*) =$ entropy rate at
+#    $c^* = \log\frac{(1-p)(1-q)}{pq}$ and $g(0) = H(\pi)$ (to {glue:text}`cm_yard_err`); a minimization
+#    independent of `markovlib` lands on $c^*$ to {glue:text}`cm_c_err`, with $c^* > 0$ exactly for $p + q < 1$
+#    ({glue:text}`cm_sign_count` chains) ([Sec. 4](#sec-canonical-model-lemma6)).
 #
-# **Range.** The lemmas are identities and hold for every chain; they are checked for chains with $p, q \in
-# [0.02, 0.98]$ (Part I's theory range), on both sides of the line $p + q = 1$ and on it: the chain $(p, q)$ of the
-# full-model checks may be any chain of the range. The one claim that depends on the side, "$c^* > 0$ iff
-# $p + q < 1$", is checked on the chains `chains_g`, which keep the distance `margin` $\ge 0.02$ (the default) from the line: with
-# $p + q = 1 \mp m$ one has $(1-p)(1-q) - pq = \pm m$ and $pq \le \frac14$, so $|c^*| \ge \log(1 + 4m) \approx
-# 0.077$, far above the $10^{-4}$ to which the minimization below resolves $c^*$ (at $m = 0$, $c^* = 0$ and the
-# side is undefined). The second loss surface needs a chain with $p + q < 1$ at the same margin. Further:
-# embedding dimensions $2 \le d \le 256$, nonzero $e \in [-5, 5]$ of both signs, $w \in [-3, 3]$ (at least one
-# $|w| \ge 0.1$, for the sign-of-$e$ check) and any seed, $N_{\text{exact}} \ge 4$, and at
-# least 8 sampled sequences. At the corners of the range $|c^*|$ reaches $2\log 49 \approx 7.8$ and the curvature
-# $\sigma'$ of the logistic loss at the optimum falls to $0.02$; the tolerances below hold there (those of the
-# numeric minimizations follow from that curvature, see Lemma 5). The parameters cell rejects values outside this
-# range. Beside the defaults, CI runs the chapter at `book/ci_params/canonical_model.yaml` (chains at the corners
-# and at the margin, on both sides, the smallest sizes); the chains $(0.02, 0.03)$, $(0.98, 0.97)$,
-# $(0.03, 0.96)$, $(0.02, 0.98)$, $(0.49, 0.49)$ and $(0.51, 0.51)$ with other seeds were also run.
+# The lemmas are identities, checked for chains in Part I's theory range on both sides of $p + q = 1$ and on it;
+# the sign claim of 4 needs a margin from the line. The table below gives every parameter's range and reason.
+#
+# ## Parameters
+#
+# Beside the defaults, CI runs the chapter at `book/ci_params/canonical_model.yaml` (chains at the corners and at
+# the margin, on both sides, the smallest sizes); the chains $(0.02, 0.03)$, $(0.98, 0.97)$, $(0.03, 0.96)$,
+# $(0.02, 0.98)$, $(0.49, 0.49)$ and $(0.51, 0.51)$ with other seeds were also run. To rerun with another chain,
+# e.g. the $p = q = 0.9$ chain of the paper's Fig. 1:
+# `papermill book/canonical_model.ipynb out.ipynb -p p 0.9 -p q 0.9`.
 
 # %% tags=["parameters"]
 p: float = 0.5  # the chain of the full-model checks, any chain of the range (the paper's Fig. 4 chain is 0.5, 0.8)
@@ -87,55 +70,62 @@ seed: int = 0  # seed of alpha, u and the samples
 n_sigma: float = 5.0  # tolerance of the sampled checks in standard errors (fixed before the data)
 
 # %%
+import math
+
 from markovlib.book import params
 
-margin = params.real("margin", margin, 0.02, 0.5)  # the stated margin: |c*| >= log(1 + 4 margin) is resolved
-p, q = params.chain("(p, q)", [p, q], within=params.THEORY_RANGE)
-p_low, q_low = params.chain("(p_low, q_low)", [p_low, q_low], margin, within=params.THEORY_RANGE)
-chains_g = params.chains("chains_g", chains_g, margin, within=params.THEORY_RANGE)
-if not p_low + q_low < 1:
-    raise ValueError(f"(p_low, q_low) = {(p_low, q_low)!r} must satisfy p + q < 1 (the second loss surface)")
-dims = params.int_list("dims", dims, minimum=2)
-if max(dims) > 256:
-    raise ValueError(f"dims must be integers in [2, 256] (the stated range of d), got {dims!r}")
-e_values = params.real_list("e_values", e_values, -5.0, 5.0)
-if not (min(e_values) < 0 < max(e_values)) or 0.0 in e_values:
-    raise ValueError(f"e_values must be nonzero and contain both signs, got {e_values!r}")
-w_values = params.real_list("w_values", w_values, -3.0, 3.0)
-if not any(abs(w) >= 0.1 for w in w_values):
-    raise ValueError(f"w_values must contain at least one w with |w| >= 0.1 (the sign-of-e check needs a bias shift "
-                     f"2w|w|e^2 that the exact loss resolves), got {w_values!r}")
-b0 = params.real("b0", b0, -5.0, 5.0)
-N = params.positive_int("N", N)
-batch = params.positive_int("batch", batch)
-if batch < 8:
-    raise ValueError(f"batch must be an integer >= 8 (the standard error comes from the sequences), got {batch!r}")
-N_exact = params.positive_int("N_exact", N_exact)
-if not 4 <= N_exact <= 14:
-    raise ValueError(f"N_exact must be an integer in [4, 14] (2^N_exact sequences are enumerated), got {N_exact!r}")
-c_large = params.real("c_large", c_large, 710.0, 1e6)
-c_negative = params.real("c_negative", c_negative, -700.0, -40.0)
-seed = params.nonnegative_int("seed", seed)
-n_sigma = params.positive_real("n_sigma", n_sigma)
+THEORY = "Part I's theory range (the lemmas are identities: either side of p + q = 1, or on it)"
+SPEC = params.declare(
+    p=params.Real(*params.THEORY_RANGE, why=THEORY),
+    q=params.Real(*params.THEORY_RANGE, why=THEORY),
+    margin=params.Real(0.02, 0.5, why="|c*| >= log(1 + 4 margin) (0.077 at 0.02) is far above the 1e-4 to which "
+                                       "the minimization resolves c*, so the side of c* is decided"),
+    p_low=params.Real(*params.THEORY_RANGE, why=THEORY),
+    q_low=params.Real(*params.THEORY_RANGE, why=THEORY),
+    chains_g=params.Chains(0.0, params.THEORY_RANGE, why=THEORY + "; kept margin from the line (below)"),
+    dims=params.IntList(2, 256, why="the stated range of the embedding dimension d"),
+    e_values=params.RealList(-5.0, 5.0, why="the stated range of e; nonzero and both signs (below)"),
+    w_values=params.RealList(-3.0, 3.0, why="the stated range of w"),
+    b0=params.Real(-5.0, 5.0, why="a bias of the closed-form check"),
+    N=params.Int(1, why="any sequence length (Lemma 2 holds for every N)"),
+    batch=params.Int(8, why="the standard error comes from the sequences"),
+    N_exact=params.Int(4, 14, why="2^N_exact sequences are enumerated"),
+    c_large=params.Real(710.0, 1e6, why="e^c overflows in float64 there"),
+    c_negative=params.Real(-700.0, -40.0, why="the textbook bias formula cancels there for q < p"),
+    seed=params.Int(0, why="any seed"),
+    n_sigma=params.Real(0.0, math.inf, closed=False, why="a tolerance in standard errors, fixed before the data"),
+    require=[
+        ("p_low + q_low <= 1 - margin", lambda v: v["p_low"] + v["q_low"] <= 1 - v["margin"] + 1e-12,
+         "the second loss surface has p + q < 1, at the margin from the line"),
+        ("|p + q - 1| >= margin for chains_g", lambda v: all(abs(a + b - 1) >= v["margin"] - 1e-12
+                                                             for a, b in v["chains_g"]),
+         "the sign of c* is checked on chains_g"),
+        ("e_values nonzero, both signs", lambda v: min(v["e_values"]) < 0 < max(v["e_values"])
+         and 0.0 not in v["e_values"], "the sign-of-e check"),
+        ("some |w| >= 0.1 in w_values", lambda v: any(abs(w) >= 0.1 for w in v["w_values"]),
+         "the sign-of-e check needs a bias shift 2w|w|e^2 that the exact loss resolves"),
+    ],
+)
+globals().update(SPEC.check(globals()))
+SPEC.table()
 
 # %%
 # %matplotlib inline
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn.functional as F
 from scipy import stats
-from scipy.optimize import brentq, minimize, minimize_scalar
+from scipy.optimize import brentq, minimize
 from scipy.special import expit as sigmoid  # the chapter's own sigmoid (markovlib's is under test)
 
 from markovlib.book import inference, plotting
-from markovlib.book.glue import glue
 from markovlib.book.formatting import bound, fixed
+from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov import canonical, drawings
+from markovlib.markov import canonical, checks
+from markovlib.markov import drawings as markov_drawings
 from markovlib.markov.canonical import (
     c_star,
     coefficient,
@@ -146,7 +136,7 @@ from markovlib.markov.canonical import (
     reduced_loss_grad,
     reduced_loss_hess,
 )
-from markovlib.markov.chain import MarkovChain
+from markovlib.markov.chain import MarkovChain, binary_entropy
 from markovlib.transformer.exact import exact_loss
 from markovlib.transformer.inits import random_alpha
 from markovlib.transformer.model import canonical_full_model
@@ -158,39 +148,26 @@ plotting.use_style()
 chain = MarkovChain(p, q)
 pi0, pi1 = chain.stationary
 verified = Verification()  # one record per claim; the "What was verified" table is generated from it
-
-
 level = 2 * stats.norm.sf(n_sigma)  # two-sided level of the sampled checks (5.7e-7 at 5 sigma)
+# the full model's exact population loss (all 2^N_exact sequences) at canonical scalars (e, w, b), as a number
+full_loss = lambda e, w, b: float(exact_loss(canonical_full_model(e, w, b, max_len=N_exact, seed=seed),  # noqa: E731
+                                             chain, N_exact).detach())
 
+# %% [markdown]
+# The checks below compare the model with formulas written out in this chapter; the first is Lemma 2's
+# right-hand side (derived in [Sec. 2](#sec-canonical-model-lemma2)):
 
-# independent reference (do not replace with markovlib): the right-hand side of Lemma 2, written out
-def softplus_neg(z):
-    """The logistic loss l(z) = log(1 + e^{-z}), overflow-free."""
-    return np.logaddexp(0.0, -z)
-
-
+# %%
 def lemma2_rhs(c, beta, p, q):
-    """pi_0 [p l(beta) + (1-p) l(-beta)] + pi_1 [(1-q) l(c + beta) + q l(-c - beta)] (Lemma 2)."""
+    """Independent reference: Lemma 2's right-hand side written out, with l(z) = log(1 + e^-z) = logaddexp(0, -z):
+    pi_0 [p l(beta) + (1-p) l(-beta)] + pi_1 [(1-q) l(c + beta) + q l(-c - beta)]."""
     a0, a1 = q / (p + q), p / (p + q)
-    return (a0 * (p * softplus_neg(beta) + (1 - p) * softplus_neg(-beta))
-            + a1 * ((1 - q) * softplus_neg(c + beta) + q * softplus_neg(-c - beta)))
-
-
-def h2(x):
-    """Binary entropy in nats (independent of markovlib.markov.chain)."""
-    return -x * math.log(x) - (1 - x) * math.log(1 - x)
-
-
-def full_loss_min_bias(e, w, ch, bracket=(-3.0, 3.0)):
-    """min over b of the full model's exact loss at (e, w) (Brent on b; the loss is convex in b)."""
-    def loss_b(b):
-        with torch.no_grad():
-            return float(exact_loss(canonical_full_model(e, w, b, max_len=N_exact, seed=seed), ch, N_exact))
-    res = minimize_scalar(loss_b, bracket=bracket, method="brent", tol=1e-10)
-    return res.fun, res.x
+    ell = lambda z: np.logaddexp(0.0, -z)  # noqa: E731
+    return a0 * (p * ell(beta) + (1 - p) * ell(-beta)) + a1 * ((1 - q) * ell(c + beta) + q * ell(-c - beta))
 
 
 # %% [markdown]
+# (sec-canonical-model-logit)=
 # ## From rank-one weights to one coefficient (App. B, C)
 #
 # Trained models (Sec. 5.1 of the paper, and App. B for the predecessor's global minima) show the same picture:
@@ -299,6 +276,9 @@ for k, d in enumerate(dims):
 n_models = len(dims) * len(e_values) * len(w_values)
 print(f"{n_models} models, worst error over all streams (relative to the largest logit or stream): "
       f"{bound(worst, 1e-13)}")
+
+# %% tags=["hide-input"]
+_ = glue("cm_logit_err", bound(worst, 1e-13))
 _ = verified.record("canonical logit (eq-can-logit), (eq-can-logit-neg): full model = closed form", worst < 1e-11,
                     check=f"every stream of the full softmax model, {n_models} models (d in {dims}, both signs of e, "
                           f"w in {w_values}), relative to max(1, largest logit)", measured=bound(worst, 1e-13),
@@ -332,6 +312,8 @@ for e in e_values:
 n_sc = len(e_values) * len(w_values)
 print(f"canonical_scalars on {n_sc} models: max relative error in (e, w, b, ||u||) {bound(sc_err, 1e-13)}; "
       f"negative entries of u: {sc_neg}")
+
+# %% tags=["hide-input"]
 _ = verified.record("canonical_scalars inverts the construction", sc_err < 1e-12 and sc_neg == 0,
                     check=f"canonical_scalars on {n_sc} models: (e, w, b), ||u|| = 2, u >= 0 (for w = 0 the embedding "
                           "e alpha instead of e)",
@@ -370,8 +352,8 @@ for e in sorted({abs(v) for v in e_values}):
         L_pos = float(exact_loss(canonical_full_model(e, w, b0, max_len=N_exact, seed=seed), chain, N_exact).detach())
         L_neg = float(exact_loss(canonical_full_model(-e, w, b0, max_len=N_exact, seed=seed), chain, N_exact).detach())
         # the bias minimized out numerically (Brent on the full model), for both signs of e
-        m_pos, _ = full_loss_min_bias(e, w, chain)
-        m_neg, _ = full_loss_min_bias(-e, w, chain)
+        m_pos, _ = checks.min_over_bias(lambda b: full_loss(e, w, b))
+        m_neg, _ = checks.min_over_bias(lambda b: full_loss(-e, w, b))
         b_full = optimal_canonical_bias(-e, w, 0.0, p, q)
         L_opt = float(exact_loss(canonical_full_model(-e, w, b_full, max_len=N_exact, seed=seed), chain,
                                  N_exact).detach())
@@ -389,6 +371,8 @@ for e in sorted({abs(v) for v in e_values}):
             n_sign += 1
         print(f"{e:>6}{w:>6}{bound(diff, 1e-12):>46}{L_neg - L_pos:>20.6f}{bound(m_neg - m_pos, 1e-12):>26}"
               f"{bound((L_opt - g_c) / scale, 1e-13):>23}")
+
+# %% tags=["hide-input"]
 _ = verified.record("e < 0: the constant shift -2w|w|e^2 is absorbed by the bias", logit_err < 1e-11,
                     check=f"logits of the full model at (-e, b + 2w|w|e^2) vs (e, b) on {batch} x {N} sampled tokens, "
                           "relative to the largest logit",
@@ -409,6 +393,7 @@ _ = verified.record("optimal_canonical_bias(-e) reaches g(c)", opt_err < 1e-12,
                     measured=bound(opt_err, 1e-13), tolerance="1e-12 (relative to max(1, |b|, |c|))", kind="same code")
 
 # %% [markdown]
+# (sec-canonical-model-lemma2)=
 # ## Lemma 2: the loss is a logistic regression in $(c, \beta)$
 #
 # Write $\ell(z) = \log(1 + e^{-z})$ for the logistic loss. For a label $y \in \{0, 1\}$ and a logit $\lambda$,
@@ -467,6 +452,9 @@ for k, (e, w, b) in enumerate(cases_l2):
     can = float(canonical.loss(e, w, p, q, b=b))
     print(f"{e:>6}{w:>6}{b:>6}{c:>9.4f}{beta:>9.4f}{pred:>11.6f}{bound(L_ex - pred, 1e-13):>17}{fixed(samp, 3):>10}"
           f"{se:>9.0e}{fixed(z, 1):>6}{bound(lib - pred, 1e-14):>15}{can:>16.6f}")
+
+# %% tags=["hide-input"]
+_ = glue("cm_l2_err", bound(l2_exact, 1e-13))
 _ = verified.record("Lemma 2: the full model's exact loss is the logistic form (c, beta)", l2_exact < 1e-12,
                     check=f"exact loss (2^{N_exact} sequences) at {len(cases_l2)} points vs Lemma 2 written out here",
                     measured=bound(l2_exact, 1e-13), tolerance="1e-12", kind="independent")
@@ -481,6 +469,7 @@ _ = verified.record("Lemma 2: canonical.logistic_loss with canonical_logit_offse
 
 
 # %% [markdown]
+# (sec-canonical-model-lemma5)=
 # ## Lemma 5: the optimal bias in closed form
 #
 # By {prf:ref}`lem-2`, $\beta$ enters the loss as the intercept of a logistic regression. With $\ell'(z) =
@@ -530,7 +519,8 @@ _ = verified.record("Lemma 2: canonical.logistic_loss with canonical_logit_offse
 # written out above, found by bracketing (Brent's root finder on $[-60, 60]$, where the derivative changes sign for
 # $|c| \le 15$). A minimization that sees only loss values would resolve $\beta$ only to about
 # $\sqrt{2\epsilon_{\text{mach}}\mathcal L/\mathcal L''}$, which is coarse where the curvature $\mathcal L''$ is
-# small (at large $|c|$, and at the corners of the range); the root of the derivative is resolved to about
+# small (at large $|c|$, and at the corners of the range, where $|c^*|$ reaches $2\log 49 \approx 7.8$ and the
+# curvature $\sigma'$ of the logistic loss at the optimum falls to $0.02$); the root of the derivative is resolved to about
 # $8\epsilon_{\text{mach}}/\mathcal L''$ (the derivative is a sum of probabilities, computed to a few
 # $\epsilon_{\text{mach}}$): {glue:text}`cm_root_res` for the chains of this run. The tolerance $10^{-9}$ must
 # exceed that resolution tenfold (asserted). The grid of $c$ and the chains, with the residual of
@@ -538,7 +528,7 @@ _ = verified.record("Lemma 2: canonical.logistic_loss with canonical_logit_offse
 
 # %%
 def textbook_beta(c, p, q):
-    """Eq. (eq-beta-star) evaluated as written (overflows / cancels; for comparison only)."""
+    """Independent reference: eq. (eq-beta-star) evaluated as written (overflows / cancels; for comparison)."""
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         return np.log(2 * p / ((q - p) + np.sqrt((q - p) ** 2 + 4 * p * q * np.exp(c))))
 
@@ -547,7 +537,7 @@ c_grid = np.linspace(-15, 15, 31)
 
 
 def dL_dbeta(beta, c, p, q):
-    """The derivative of Lemma 2's form in beta, written out: pi_0 (s(beta) - p) + pi_1 (s(c + beta) - (1 - q))."""
+    """Independent reference: dL/dbeta of Lemma 2 written out, pi_0 (s(beta) - p) + pi_1 (s(c + beta) - (1 - q))."""
     return q / (p + q) * (sigmoid(beta) - p) + p / (p + q) * (sigmoid(c + beta) - (1 - q))
 
 
@@ -570,7 +560,10 @@ special = max(abs(b00 - math.log(p / q)), abs(bcs - math.log(p / (1 - p))))
 print(f"beta*(0) = {fixed(b00, 10)} vs log(p/q) = {fixed(math.log(p / q), 10)};  beta*(c*) = {fixed(bcs, 10)} vs "
       f"logit(p) = {fixed(math.log(p / (1 - p)), 10)}; max difference {bound(special, 1e-13)}")
 root_res = 8 * np.finfo(float).eps / l5_curv  # the resolution of the root (text above)
+
+# %% tags=["hide-input"]
 _ = glue("cm_root_res", f"{root_res:.0e}")
+_ = glue("cm_l5_err", bound(l5_err, 1e-10))
 _ = verified.record("Lemma 5: optimal_beta = the root of dL/dbeta", l5_err < 1e-9 and 10 * root_res < 1e-9,
                     check=f"Brent's root finder on dL/dbeta of Lemma 2 written out, {c_grid.size} values of c in "
                           f"[-15, 15], {len(chains_g) + 2} chains",
@@ -607,6 +600,8 @@ for c, pp, qq, asym in rows:
     print(f"{c:>7.0f}{pp:>5}{qq:>5}{tb:>11}{mb:>14.6f}{asym:>14.6f}{bound(rel, 1e-12):>11}{bound(resid, 1e-12):>31}")
 with np.errstate(over="ignore"):
     overflows = not np.isfinite(np.exp(c_large))
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma 5 numerics: the textbook form fails at c_large and c_negative, markovlib matches the "
                     "asymptotes", bool(num_ok and overflows) and num_rel < 1e-11 and num_res < 1e-11,
                     check=f"c = {c_large:g} and c = {c_negative:g}: textbook value infinite; optimal_beta vs the "
@@ -637,6 +632,8 @@ for e, w in ((1.3, 0.6), (1.0, -1.2), (-0.7, -0.4)):
     rise_min = min(rise_min, min(Ls) - float(L.detach()))
     print(f"{e:>6}{w:>6}{bstar:>10.5f}{bound(gb, 1e-13):>13}{Ls[0] - float(L.detach()):>20.3e}"
           f"{Ls[1] - float(L.detach()):>20.3e}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma 5 on the full model: dL/db = 0 at b*, and b* is a minimum",
                     gb_max < 1e-12 and rise_min > 0,
                     check="torch autograd of the exact loss in the bias; loss at b* -+ 0.01",
@@ -645,6 +642,7 @@ _ = verified.record("Lemma 5 on the full model: dL/db = 0 at b*, and b* is a min
 
 
 # %% [markdown]
+# (sec-canonical-model-lemma6)=
 # ## Lemma 6: the reduced loss $g(c)$
 #
 # Substituting $\beta^*$ removes the bias: the loss that the rest of the analysis studies is
@@ -695,25 +693,21 @@ _ = verified.record("Lemma 5 on the full model: dL/db = 0 at b*, and b* is a min
 # bias, must all have the exact loss $g(c_0)$.
 
 # %%
-def w_for(c0, e):
-    """Solve e^2 (1 + 2w|w|) = c0 for w."""
-    t = c0 / e**2 - 1
-    return math.copysign(math.sqrt(abs(t) / 2), t)
-
-
 print(f"{'c0':>8}{'e':>7}{'w':>9}{'c(e, w)':>10}{'loss at b*':>14}{'(at b*) - g(c0)':>17}{'min_b L - g(c0)':>17}")
 l6_lib, l6_min = 0.0, 0.0
 for c0 in (c_star(p, q), 0.0, 1.5, -3.0):
     level = []
     for e in (0.5, 1.0, -2.0):
-        w = w_for(c0, e)
+        w = float(canonical.w_on_level_set(c0, e))
         L = float(exact_loss(canonical_full_model(e, w, optimal_canonical_bias(e, w, 0.0, p, q), max_len=N_exact,
                                                   seed=seed), chain, N_exact).detach())
-        m, _ = full_loss_min_bias(e, w, chain, bracket=(-4.0, 4.0))  # the bias minimized out numerically
+        m, _ = checks.min_over_bias(lambda b: full_loss(e, w, b), bracket=(-4.0, 4.0))  # the bias minimized out numerically
         g0 = float(reduced_loss(c0, p, q))
         l6_lib, l6_min = max(l6_lib, abs(L - g0)), max(l6_min, abs(m - g0))
         print(f"{fixed(c0, 4):>8}{e:>7}{w:>9.4f}{fixed(float(coefficient(e, w)), 4):>10}{L:>14.8f}"
               f"{bound(L - g0, 1e-13):>17}{bound(m - g0, 1e-12):>17}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma 6: min over b of the full model's loss = g(c), the same on a level set of c",
                     l6_min < 1e-10,
                     check="Brent minimization in b of the exact loss at 3 points on each of 4 level sets vs g(c0)",
@@ -738,7 +732,7 @@ err_g1, err_g2, err_gcs, err_g0 = 0.0, 0.0, 0.0, 0.0
 for pp, qq in chains_g:
     cs = math.log((1 - pp) * (1 - qq) / (pp * qq))  # c* written out
     a0, a1 = qq / (pp + qq), pp / (pp + qq)
-    rate, marg = (qq * h2(pp) + pp * h2(qq)) / (pp + qq), h2(a1)  # the two yardsticks written out
+    rate, marg = (qq * binary_entropy(pp) + pp * binary_entropy(qq)) / (pp + qq), binary_entropy(a1)  # the two yardsticks written out
     g = reduced_loss(cc, pp, qq)
     second = g[2:] - 2 * g[1:-1] + g[:-2]
     fd1 = (reduced_loss(cc + h_fd, pp, qq) - reduced_loss(cc - h_fd, pp, qq)) / (2 * h_fd)
@@ -758,6 +752,9 @@ for pp, qq in chains_g:
     print(f"{pp:>5}{qq:>5}{cs:>9.4f}{bound(y1, 1e-13):>16}{bound(y0, 1e-13):>14}{second.min():>14.1e}"
           f"{bound(e2, 1e-6):>15}{bound(e1, 1e-8):>14}{bound(gcs, 1e-14):>10}{bound(g0_form, 1e-14):>17}"
           f"{argmin:>13.2f}")
+
+# %% tags=["hide-input"]
+_ = glue("cm_yard_err", bound(err_yard, 1e-13))
 _ = verified.record("g(c*) = entropy rate, g(0) = H(pi)", err_yard < 1e-12,
                     check=f"reduced_loss vs the entropy rate and H(pi) written out here, {len(chains_g)} chains",
                     measured=bound(err_yard, 1e-13), tolerance="1e-12", kind="independent")
@@ -780,7 +777,11 @@ _ = verified.record("g'(c*) = 0 and g'(0) = pi_0 pi_1 (p + q - 1) (eq-envelope)"
 # checked without it: BFGS minimizes Lemma 2's logistic form (written out in this chapter) jointly in
 # $(c, \beta)$, from $(c, \beta) = (0, 0)$. The minimizer must be $c^* = \log\frac{(1-p)(1-q)}{pq}$, the
 # minimum the entropy rate $\frac{q\,h(p) + p\,h(q)}{p + q}$ (written out too), and $c^* > 0$ exactly for the
-# chains with $p + q < 1$. (The logistic form is jointly convex, so BFGS finds the global minimum.)
+# chains with $p + q < 1$. (The logistic form is jointly convex, so BFGS finds the global minimum.) This sign
+# claim is the one that depends on the side of the line, so `chains_g` keep the distance `margin` $\ge 0.02$ from
+# it: with $p + q = 1 \mp m$ one has $(1-p)(1-q) - pq = \pm m$ and $pq \le \frac14$, so $|c^*| \ge \log(1 + 4m)
+# \approx 0.077$, far above the $10^{-4}$ to which the minimization resolves $c^*$ (at $m = 0$, $c^* = 0$ and the
+# side is undefined).
 
 # %%
 print(f"{'p':>5}{'q':>5}{'p+q':>6}{'argmin c (BFGS)':>17}{'c* (closed form)':>18}{'|difference|':>14}"
@@ -794,11 +795,15 @@ for pp, qq in chains_g:
                    options={"gtol": 1e-12})
     c_min = float(res.x[0])
     cs_closed = math.log((1 - pp) * (1 - qq) / (pp * qq))
-    rate = (qq * h2(pp) + pp * h2(qq)) / (pp + qq)
+    rate = (qq * binary_entropy(pp) + pp * binary_entropy(qq)) / (pp + qq)
     c_err, val_err = max(c_err, abs(c_min - cs_closed)), max(val_err, abs(res.fun - rate))
     n_sign += (c_min > 0) == (pp + qq < 1)
     print(f"{pp:>5}{qq:>5}{pp + qq:>6.2f}{fixed(c_min, 3):>17}{cs_closed:>18.4f}{bound(c_min - cs_closed, 1e-6):>14}"
           f"{bound(res.fun - rate, 1e-12):>20}{'yes' if c_min > 0 else 'no':>7}")
+
+# %% tags=["hide-input"]
+_ = glue("cm_c_err", bound(c_err, 1e-6))
+_ = glue("cm_sign_count", f"{n_sign}/{len(chains_g)}")
 _ = verified.record("the minimum of the logistic form is at c*, with c* > 0 iff p + q < 1",
                     n_sign == len(chains_g) and c_err < 1e-4,
                     check=f"BFGS on Lemma 2 and its gradient written out, jointly in (c, beta), {len(chains_g)} chains "
@@ -839,6 +844,8 @@ for e, w in ((1.3, 0.6), (0.8, -1.2), (1.0, -0.4)):
     env_err = max(env_err, abs(dL_de - pred_e), abs(dL_dw - pred_w))
     print(f"{e:>6}{w:>6}{dL_de:>16.6f}{pred_e:>14.6f}{dL_dw:>16.6f}{pred_w:>14.6f}")
 print(f"max |autograd - g'(c) grad c| {bound(env_err, 1e-11)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("envelope theorem on the full model: autograd = g'(c) grad c", env_err < 1e-10,
                     check="torch autograd of the exact loss at the optimal bias, along e and along w, 3 points",
                     measured=bound(env_err, 1e-11), tolerance="1e-10 (rounding)", kind="independent")
@@ -890,13 +897,19 @@ for ax, (pp, qq) in zip(axes, ((p, q), (p_low, q_low))):
     cf = ax.contourf(e_ax, w_ax, Lsurf.T, levels=levels, extend="max")
     ax.contour(e_ax, w_ax, Lsurf.T, levels=[ch.marginal_entropy], colors="w", linewidths=0.8)
     fig.colorbar(cf, ax=ax, label="L(e, w) (nats)", format="%.2f")
-    drawings.critical_points(ax, pp, qq, e_lim=2.0, w_lim=(-2.0, 2.0))
+    markov_drawings.critical_points(ax, pp, qq, e_lim=2.0, w_lim=(-2.0, 2.0))
     ax.set_title(f"L(e, w) = g(c(e, w)), p = {pp}, q = {qq}")
     ax.grid(False)
 fig.tight_layout()
 plt.show()
+
+# %% [markdown]
+# On the grid of the left panel, the smallest loss must be the entropy rate (up to the grid's miss of
+# $\Gamma^*$) and the loss on the $w$-axis must be $H(\pi)$:
+
+# %%
 Lsurf = canonical.loss(EE, WW, p, q)
-rate_pq, marg_pq = (q * h2(p) + p * h2(q)) / (p + q), h2(pi1)  # written out
+rate_pq, marg_pq = (q * binary_entropy(p) + p * binary_entropy(q)) / (p + q), binary_entropy(pi1)  # written out
 # the grid point closest to Gamma* in c: g(c) - g(c*) <= max g'' (c - c*)^2 / 2 with g'' <= 1/8 (text of Lemma 6)
 dc = float(np.abs(e_ax[:, None] ** 2 * (1 + 2 * w_ax * np.abs(w_ax)) - c_star_closed).min())
 excess_tol = dc**2 / 16 + 1e-12
@@ -904,6 +917,8 @@ surf_excess = float(Lsurf.min() - rate_pq)
 axis_dev = float(np.abs(Lsurf[100] - marg_pq).max())  # e_ax[100] = 0: the w-axis
 print(f"p = {p}, q = {q}: min of L over the grid - entropy rate = {surf_excess:.1e} (bound dc^2/16 = "
       f"{excess_tol:.1e}, dc = {dc:.1e}); on the w-axis max |L - H(pi)| = {bound(axis_dev, 1e-14)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("loss surface: grid minimum = entropy rate, w-axis at H(pi)",
                     -1e-12 <= surf_excess <= excess_tol and axis_dev < 1e-12,
                     check="canonical.loss on the 201 x 201 grid of the figure vs the entropy rate and H(pi) written "
@@ -928,10 +943,12 @@ for w in w_axis:
     model = canonical_full_model(0.0, w, logit(pi1), max_len=N_exact, seed=seed)
     L = exact_loss(model, chain, N_exact)
     L.backward()
-    axis_loss = max(axis_loss, abs(float(L.detach()) - h2(pi1)))
+    axis_loss = max(axis_loss, abs(float(L.detach()) - binary_entropy(pi1)))
     axis_grad = max(axis_grad, max(float(prm.grad.abs().max()) for prm in model.parameters()))
 print(f"w-axis, {len(w_axis)} points: max |L - H(pi)| {bound(axis_loss, 1e-13)}; max |autograd gradient| over all "
       f"parameters {bound(axis_grad, 1e-13)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("w-axis (e = 0): loss H(pi) and zero gradient of the full model", axis_loss < 1e-12
                     and axis_grad < 1e-12,
                     check=f"exact loss and torch autograd in every parameter at e = 0, b = logit(pi_1) (true by "
@@ -943,9 +960,6 @@ _ = verified.record("w-axis (e = 0): loss H(pi) and zero gradient of the full mo
 # %% [markdown]
 # ## What was verified
 #
-# To rerun with another chain, e.g. the $p = q = 0.9$ chain of the paper's Fig. 1:
-# `papermill book/canonical_model.ipynb out.ipynb -p p 0.9 -p q 0.9`.
-#
 # The table is generated from the records of the checks above (one row per claim; a failed claim stops the
 # chapter where it is checked). The kind of evidence: "independent" when the check does not go through the
 # markovlib function under test (the full model against formulas derived here, autograd, a root search or a
@@ -956,10 +970,10 @@ _ = verified.record("w-axis (e = 0): loss H(pi) and zero gradient of the full mo
 # as a bound (chosen at least 100 times above the values observed over the range, so that it prints the same on
 # every machine) or the measured value.
 
-# %%
+# %% tags=["hide-input"]
 _ = record_results({"c_star": c_star(p, q), "entropy_rate": chain.entropy_rate,
                     "marginal_entropy": chain.marginal_entropy, "g_prime_0": float(reduced_loss_grad(0.0, p, q)),
                     "lemma2_max_abs_z": l2_z, "argmin_c_error": c_err, **verified.summary()})
 
-# %%
+# %% tags=["hide-input"]
 verified.table()

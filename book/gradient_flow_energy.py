@@ -25,53 +25,36 @@
 #
 # ## What this chapter shows
 #
-# 1. **The energy** (Lemmas 1, 9): $E(e, w) = e^2 - w^2 - \mathrm{sign}(w)\log|w|$ is constant along the gradient
-#    flow. Integrated flows conserve it (largest drift {glue:text}`drift_bound`), among them flows integrated
-#    independently of markovlib (torch autograd of a loss written here, scipy's BDF). The line $w = 0$ is
-#    invariant and a barrier ($E \to +\infty$ as $w \to 0^+$, $-\infty$ as $w \to 0^-$).
-# 2. **On the $w$-axis** (Lemma 12) $E(0, w)$ has the single maximum over $w < 0$
-#    $E_{sad} = E(0, -1/\sqrt2) = -(1 + \log 2)/2 \approx -0.8466$ at the saddle.
-# 3. **Where flows end** (Lemmas 10, 11; Thms 2, 8): every flow converges to a critical point on its own contour;
-#    for $p + q > 1$ it reaches a bad local minimum iff $w_0 > 0$ or ($-1/\sqrt2 < w_0 < 0$ and $E_0 < E_{sad}$);
-#    for $p + q < 1$ iff $w_0 < -1/\sqrt2$ and $E_0 < E_{sad}$; the saddle iff $E_0 = E_{sad}$ on the corresponding
-#    arms (the yellow *saddle asymptotes*); otherwise a global minimum. On dense grids ({glue:text}`basin_total`
-#    flows) the integrated flows end where these rules say, except {glue:text}`basin_disagree` still undecided at the
-#    horizon, all next to a separatrix (within a pre-registered energy band of $E_{sad}$, at most a pre-registered
-#    share of each map).
-# 4. **Fig. 1 (a)–(d)** of the paper: energy contours, flow arrows, critical loci and the basins.
-# 5. **Small initialization**: for $\theta_0 \sim \mathcal N(0, \sigma^2 I)$, $\log|w_0|$ is very negative, so
-#    $E_0 \ll E_{sad}$: for $p + q > 1$ the flow ends in a bad local minimum with probability $\to 1$ as
-#    $\sigma \to 0$, for $p + q < 1$ in a global minimum. Monte Carlo with integrated flows matches the closed-form
-#    probability in all {glue:text}`mc_cells` cells (σ × chain) within Wilson intervals whose family-wise error is
-#    controlled (Bonferroni, parameters cell); at the smallest σ {glue:text}`mc_small` flows end as the limit says.
-# 6. **A data-agnostic good region** $\{w < 0,\ E > E_{sad}\}$ leads to a global minimum for every chain tested
-#    ({glue:text}`good_count` integrated flows, {glue:text}`good_chains` chains on both sides of $p + q = 1$).
-# 7. **Gradient descent** with step $\eta$ does not conserve $E$: the drift over a fixed time is first order in
-#    $\eta$ (log-log slope {glue:text}`gd_slope`), with a leading coefficient predicted from the flow.
-# 8. **i.i.d. data** ($p + q = 1$): every limit is global, but flows reach the degenerate minima only algebraically.
-# 9. **The bias as a free parameter** (not in the paper's theorems, which use the optimal bias $b^*$): along the
-#    gradient flow in $(e, w, b)$ the energy is **not** conserved; it obeys the exact balance
-#    $\dot E = 2e^2\,\partial_b L$, and no data-independent first integral exists in $(e, w, b)$. Still, on the
-#    basin grids the free-bias flows from $b_0 = b^*(e_0, w_0)$ end where the reduced theorems say on at least the
-#    pre-registered share of every grid (lowest: {glue:text}`free_lowest`); from $b_0 = 0$ they do so only once the
-#    theorems are applied at the time the bias has caught up with $b^*$ (read off at $t = 0$ the agreement drops to
-#    {glue:text}`free_t0_lowest` for one of this run's chains); every disagreement is a flow whose energy crossed
-#    $E_{sad}$, and gradient descent with **one extra (Newton) bias step per update** tracks the reduced gradient
-#    descent to second order in the step (an $O(\eta^2)$ distance over a fixed time; measured slopes
-#    {glue:text}`free_slopes`), while plain joint descent stays $O(1)$ away (the paper's remark that one extra bias
-#    step suffices).
+# 1. Lemmas 1, 9: the energy $E(e, w) = e^2 - w^2 - \mathrm{sign}(w)\log|w|$ is constant along the gradient flow;
+#    integrated flows, some of them independent of markovlib, conserve it to {glue:text}`drift_bound`
+#    ([Sec. 1](#sec-gradient-flow-energy-energy)).
+# 2. Lemma 12: on the $w$-axis, $E$ has the maximum $E_{sad} = -(1 + \log 2)/2$ over $w < 0$, at the saddle
+#    ([Sec. 2](#sec-gradient-flow-energy-axis)).
+# 3. Thms 2, 8: every flow ends at a critical point on its own contour, and rules on $(w_0, E_0)$ say which; on dense
+#    grids ({glue:text}`basin_total` flows) only {glue:text}`basin_disagree` disagree, all next to a separatrix
+#    ([Sec. 3](#sec-gradient-flow-energy-basins)); the paper's Fig. 1 ([Sec. 4](#sec-gradient-flow-energy-fig1)).
+# 4. Small initialization decides by the data: bad local minima for $p + q > 1$, global ones for $p + q < 1$, as
+#    $\sigma \to 0$; Monte Carlo matches the closed form in {glue:text}`mc_cells` cells, and at the smallest
+#    $\sigma$ {glue:text}`mc_small` flows end as the limit says ([Sec. 5](#sec-gradient-flow-energy-small)).
+# 5. The region $\{w < 0, E > E_{sad}\}$ leads to a global minimum for every chain: {glue:text}`good_count` flows,
+#    {glue:text}`good_chains` chains ([Sec. 6](#sec-gradient-flow-energy-good)).
+# 6. Gradient descent drifts in $E$ at first order in the step (log-log slope {glue:text}`gd_slope`)
+#    ([Sec. 7](#sec-gradient-flow-energy-gd)); for i.i.d. data every limit is global ([Sec. 8](#sec-gradient-flow-energy-iid)).
+# 7. With the bias free, $E$ is not conserved ($\dot E = 2e^2\partial_b L$), yet the reduced theorems hold on at least
+#    {glue:text}`free_lowest` of every grid, and one extra bias step per update tracks the reduced descent to second
+#    order (slopes {glue:text}`free_slopes`) ([Sec. 9](#sec-gradient-flow-energy-bias)).
 #
-# **Range.** Chains with $p, q \in [0.02, 0.98]$ (`params.THEORY_RANGE`) and $|p + q - 1| \ge$ `margin` $\ge 0.1$ (the default; the parameters cell refuses less), on
-# both sides of the line (the data-agnostic region is also checked at $|p + q - 1| = 0.05$; the $p + q = 1$ section
-# is the one deliberate exception). The chain sets only the speed of the flow, through $|g'(0)| = pq|p+q-1|/(p+q)^2$,
-# which falls to about $2\cdot10^{-3}$ at the corners of the range: every flow therefore runs for the same *effective*
-# time `t_eff` (to $t_{max} = t_{eff}/|g'(0)|$, $2\cdot10^4$ for the chains of Fig. 1) and stops on a gradient
-# tolerance scaled by $|g'(0)|$, so the claims do not weaken towards the edges; $t_{eff} \ge 200$ (the asymptote law below needs it), and at least
-# $1.25\,z^2\,$`mc_rate`$/(1 - $`mc_rate`$)$ Monte Carlo flows per cell ($z$ the Bonferroni-corrected one-sided
-# normal quantile), without which even a perfect record could not pass the count test. Initializations in $[-2, 2]^2$ for the
-# basin maps (the Monte Carlo draws $\mathcal N(0, \sigma^2 I)$ for the listed $\sigma$); any seed; the sizes of the
-# parameters cell or larger (the free-bias flows run on a reduced $24\times24$ grid by default, stated where they
-# are used). CI re-runs the chapter at the corners of the range (`book/ci_params/gradient_flow_energy.yaml`).
+# The claims hold on Part I's theory range at a margin from $p + q = 1$; the table below gives each range's reason.
+#
+# ## Parameters
+#
+# The chain sets only the speed of the flow, through $|g'(0)| = pq|p+q-1|/(p+q)^2$, which falls to about
+# $2\cdot10^{-3}$ at the corners of the range: every flow therefore runs for the same *effective* time `t_eff` (to
+# $t_{max} = t_{eff}/|g'(0)|$, $2\cdot10^4$ for the chains of Fig. 1) and stops on a gradient tolerance scaled by
+# $|g'(0)|$, so the claims do not weaken towards the edges. The data-agnostic region is also checked at
+# $|p + q - 1| = 0.05$, and the $p + q = 1$ section is the one deliberate exception to the margin. The free-bias flows
+# run on a reduced $24\times24$ grid by default. CI re-runs the chapter at the corners of the range
+# (`book/ci_params/gradient_flow_energy.yaml`).
 
 # %% tags=["parameters"]
 pq_main = [[0.9, 0.9], [0.1, 0.1]]  # the chains of the paper's Fig. 1 (p + q > 1 and p + q < 1)
@@ -114,81 +97,64 @@ free_gd_gap = 100.0  # joint descent (an O(1) distance) must be this many times 
 
 # %%
 import math
-
-import yaml
-
 from markovlib.book import params
 from markovlib.book.inference import wilson_lower_z
 from markovlib.markov.canonical import is_iid
-
-
-def _chains(name, value, margin):
-    # `papermill -p name '[[0.8, 0.75], ...]'` passes the list as a string; `-y` or `-f` pass a list
-    value = yaml.safe_load(value) if isinstance(value, str) else value
-    return params.chains(name, value, margin=margin, within=params.THEORY_RANGE)
-
-
-margin = params.real("margin", margin, 0.1, 1.0)  # the stated margin (see Range)
-margin_good = params.real("margin_good", margin_good, 0.05, 1.0)  # the data-agnostic region's stated margin
-pq_main = _chains("pq_main", pq_main, margin)
-if len(pq_main) != 2 or not (sum(pq_main[0]) > 1 > sum(pq_main[1])):
-    raise ValueError(f"pq_main must hold two chains, the first with p + q > 1, the second with p + q < 1 (the panels "
-                     f"of Fig. 1), got {pq_main!r}")
-pq_extra = _chains("pq_extra", pq_extra, margin)
-pq_mc = _chains("pq_mc", pq_mc, margin)
-pq_good = _chains("pq_good", pq_good, margin_good)
-seed = params.nonnegative_int("seed", seed)
-n_traj = params.positive_int("n_traj", n_traj)
-n_indep = params.positive_int("n_indep", n_indep)
-t_eff = params.real("t_eff", t_eff, 200.0, 1e6)  # the asymptote law's next order, log(4 t)/(4 t), is <= 0.0084 there
-n_grid = params.positive_int("n_grid", n_grid)
-if n_grid % 2:
-    raise ValueError(f"n_grid must be even (the grid then avoids e = 0 and w = 0), got {n_grid}")
-grid_box = params.positive_real("grid_box", grid_box)
-max_disagree = params.real("max_disagree", max_disagree, 0.0, 1.0)
-separatrix_kappa = params.positive_real("separatrix_kappa", separatrix_kappa)
-sigmas = params.real_list("sigmas", sigmas, 0.0, 100.0, closed=False)
-if sigmas[0] > 0.1 or any(b <= a for a, b in zip(sigmas, sigmas[1:])):
-    raise ValueError(f"sigmas must increase and start at <= 0.1 (the small-sigma limit), got {sigmas}")
-n_mc = params.positive_int("n_mc", n_mc)
-n_criterion = params.positive_int("n_criterion", n_criterion)
-mc_alpha = params.real("mc_alpha", mc_alpha, 0.0, 0.5, closed=False)
-mc_rate = params.real("mc_rate", mc_rate, 0.5, 0.9999)
-# a cell of n_mc flows that all agree has the one-sided Wilson lower end n / (n + z^2): it exceeds mc_rate only if
-# n_mc > z^2 mc_rate / (1 - mc_rate), z at the Bonferroni level over the cells; 25 % room on top for a few misses
-_n_mc_min = math.ceil(1.25 * wilson_lower_z(0.05, len(sigmas) * len(pq_mc)) ** 2 * mc_rate / (1 - mc_rate))
-if n_mc < _n_mc_min:
-    raise ValueError(f"n_mc must be an integer >= {_n_mc_min} for {len(sigmas)} sigmas x {len(pq_mc)} chains at mc_rate "
-                     f"{mc_rate:g} (else even a perfect record cannot pass the Bonferroni-corrected Wilson test), "
-                     f"got {n_mc!r}")
-n_good = params.positive_int("n_good", n_good)
-gd_pq = params.chain("gd_pq", gd_pq, margin=margin, within=params.THEORY_RANGE)
-gd_init = params.pair("gd_init", gd_init, -3.0, 3.0)
-gd_time = params.positive_real("gd_time", gd_time)
-gd_lrs = params.real_list("gd_lrs", gd_lrs, 0.0, 1.0, closed=False)
-if len(gd_lrs) < 3 or sorted(gd_lrs, reverse=True) != gd_lrs:
-    raise ValueError(f"gd_lrs must be at least three decreasing step sizes, got {gd_lrs!r}")
-gd_slope_tol = params.positive_real("gd_slope_tol", gd_slope_tol)
-gd_ratio_tol = params.positive_real("gd_ratio_tol", gd_ratio_tol)
-iid_pq = params.chain("iid_pq", iid_pq, within=params.THEORY_RANGE)
-if not is_iid(*iid_pq):
-    raise ValueError(f"iid_pq must satisfy p + q = 1, got {iid_pq!r}")
-iid_init = params.pair("iid_init", iid_init, -3.0, 3.0)
-explorer_init = params.pair("explorer_init", explorer_init, -2.0, 2.0)
-n_free = params.positive_int("n_free", n_free)
-if n_free % 2:
-    raise ValueError(f"n_free must be even (the grid then avoids e = 0 and w = 0), got {n_free}")
-free_agree_min = params.real("free_agree_min", free_agree_min, 0.0, 1.0)
-bias_caught = params.positive_real("bias_caught", bias_caught)
-free_gd_n = params.positive_int("free_gd_n", free_gd_n)
-if free_gd_n % 2:
-    raise ValueError(f"free_gd_n must be even, got {free_gd_n}")
-free_gd_time = params.positive_real("free_gd_time", free_gd_time)
-free_gd_lrs = params.real_list("free_gd_lrs", free_gd_lrs, 0.0, 0.05)
-if len(free_gd_lrs) < 2 or sorted(free_gd_lrs, reverse=True) != free_gd_lrs:
-    raise ValueError(f"free_gd_lrs must be at least two decreasing step sizes in (0, 0.05], got {free_gd_lrs!r}")
-free_gd_order = params.positive_real("free_gd_order", free_gd_order)
-free_gd_gap = params.positive_real("free_gd_gap", free_gd_gap)
+RANGE, POS = "Part I's theory range at the margin from p + q = 1 (the claims depend on its side)", dict(closed=False)
+decreasing = lambda xs, least: len(xs) >= least and all(b < a for a, b in zip(xs, xs[1:]))  # noqa: E731
+n_mc_min = lambda v: math.ceil(1.25 * wilson_lower_z(0.05, len(v["sigmas"]) * len(v["pq_mc"])) ** 2  # noqa: E731
+                               * v["mc_rate"] / (1 - v["mc_rate"]))
+SPEC = params.declare(
+    margin=params.Real(0.1, 1.0, why="the stated margin of the claims"),
+    margin_good=params.Real(0.05, 1.0, why="the data-agnostic region's stated margin"),
+    pq_main=params.Chains(0.1, params.THEORY_RANGE, why=RANGE + "; the panels of Fig. 1: p + q > 1, then < 1"),
+    pq_extra=params.Chains(0.1, params.THEORY_RANGE, why=RANGE), pq_mc=params.Chains(0.1, params.THEORY_RANGE, why=RANGE),
+    pq_good=params.Chains(0.05, params.THEORY_RANGE, why="checked down to margin_good from the line"),
+    seed=params.Int(0, why="any seed"), n_traj=params.Int(1, why="any number"), n_indep=params.Int(1, why="any number"),
+    t_eff=params.Real(200.0, 1e6, why="the asymptote law's next order, log(4t)/(4t), is <= 0.0084 there"),
+    n_grid=params.Int(2, why="even (below): the grid then avoids the lines e = 0 and w = 0"),
+    grid_box=params.Real(0.0, math.inf, **POS, why="a half-width"), max_disagree=params.Real(
+        0.0, 1.0, why="a share, fixed before the data"),
+    separatrix_kappa=params.Real(0.0, math.inf, **POS, why="the band law's constant, fixed before the data"),
+    sigmas=params.RealList(0.0, 100.0, **POS, why="increasing, the first at most 0.1: the small-sigma limit (below)"),
+    n_mc=params.Int(1, why="at least 1.25 z^2 mc_rate / (1 - mc_rate) (below)"),
+    n_criterion=params.Int(1, why="any number"), mc_alpha=params.Real(0.0, 0.5, **POS, why="a family-wise error, fixed before the data"),
+    mc_rate=params.Real(0.5, 0.9999, why="a rate, fixed before the data"),
+    n_good=params.Int(1, why="any number"), gd_pq=params.Chain(0.1, params.THEORY_RANGE, why=RANGE),
+    gd_init=params.Pair(-3.0, 3.0, why="a start near the drawn square"),
+    gd_time=params.Real(0.0, math.inf, **POS, why="a horizon"),
+    gd_lrs=params.RealList(0.0, 1.0, **POS, why="at least three decreasing step sizes (below), for a slope"),
+    gd_slope_tol=params.Real(0.0, math.inf, **POS, why="fixed before the data"), gd_ratio_tol=params.Real(
+        0.0, math.inf, **POS, why="fixed before the data"),
+    iid_pq=params.Chain(0.0, params.THEORY_RANGE, why="p + q = 1 exactly (below): the i.i.d. section"),
+    iid_init=params.Pair(-3.0, 3.0, why="near the square"), explorer_init=params.Pair(-2.0, 2.0, why="in the square"),
+    n_free=params.Int(2, why="even (below)"), free_agree_min=params.Real(0.0, 1.0, why="a share, fixed before the data"),
+    bias_caught=params.Real(0.0, math.inf, **POS, why="a gradient tolerance"),
+    free_gd_n=params.Int(2, why="even (below)"), free_gd_time=params.Real(0.0, math.inf, **POS, why="a horizon"),
+    free_gd_lrs=params.RealList(0.0, 0.05, why="at least two decreasing step sizes (below), small enough to track"),
+    free_gd_order=params.Real(0.0, math.inf, **POS, why="fixed before the data (the estimate gives order 2)"),
+    free_gd_gap=params.Real(0.0, math.inf, **POS, why="fixed before the data"),
+    require=[
+        ("|p + q - 1| >= margin for pq_main, pq_extra, pq_mc, gd_pq",
+         lambda v: all(abs(a + b - 1) >= v["margin"] - 1e-12
+                       for a, b in v["pq_main"] + v["pq_extra"] + v["pq_mc"] + [v["gd_pq"]]), "the stated margin"),
+        ("|p + q - 1| >= margin_good for pq_good",
+         lambda v: all(abs(a + b - 1) >= v["margin_good"] - 1e-12 for a, b in v["pq_good"]), "the region's margin"),
+        ("pq_main: two chains, p + q > 1 then p + q < 1", lambda v: len(v["pq_main"]) == 2
+         and sum(v["pq_main"][0]) > 1 > sum(v["pq_main"][1]), "the panels of Fig. 1"),
+        ("n_grid, n_free, free_gd_n even", lambda v: v["n_grid"] % 2 == v["n_free"] % 2 == v["free_gd_n"] % 2 == 0,
+         "the grids then avoid e = 0 and w = 0"),
+        ("sigmas increase, sigmas[0] <= 0.1", lambda v: v["sigmas"][0] <= 0.1 and decreasing(v["sigmas"][::-1], 1),
+         "the first is the small-sigma limit"),
+        ("n_mc >= 1.25 z^2 mc_rate / (1 - mc_rate)", lambda v: v["n_mc"] >= n_mc_min(v),
+         "else even a perfect record cannot pass the Bonferroni-corrected Wilson test"),
+        ("gd_lrs: >= 3, decreasing", lambda v: decreasing(v["gd_lrs"], 3), "a log-log slope"),
+        ("iid_pq: p + q = 1", lambda v: is_iid(*v["iid_pq"]), "the i.i.d. section"),
+        ("free_gd_lrs: >= 2, decreasing", lambda v: decreasing(v["free_gd_lrs"], 2), "an order of convergence"),
+    ],
+)
+globals().update(SPEC.check(globals()))
+SPEC.table()
 
 # %%
 # %matplotlib inline
@@ -207,17 +173,18 @@ from markovlib.book.glue import glue
 from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov import bias_flow, drawings
-from markovlib.markov import canonical as C
+from markovlib.markov import bias_flow, canonical, reference
+from markovlib.markov import drawings as markov_drawings
 from markovlib.markov.chain import MarkovChain
 from markovlib.markov.energy import SADDLE_ENERGY, energy, predict_limit
 from markovlib.markov.flow import data_rate, gradient_descent, horizon, integrate, integrate_batch
 from markovlib.numerics.numdiff import fd_gradient
 
+torch.set_default_dtype(torch.float64)
 plotting.use_style()
 rng = np.random.default_rng(seed)
 verified = Verification()  # one record per claim; the final cell prints the generated table
-W_SAD = C.W_SADDLE
+W_SAD = canonical.W_SADDLE
 pq_all = pq_main + pq_extra
 n_flows = {}  # integrated flows per section, for the prose
 print(f"E_sad = -(1 + log 2)/2 = {-(1 + math.log(2)) / 2:.6f}; markovlib SADDLE_ENERGY = {SADDLE_ENERGY:.6f}")
@@ -225,6 +192,7 @@ print("horizons t_max = t_eff / |g'(0)|: " + "; ".join(f"({p}, {q}): |g'(0)| = {
                                                        f"t_max = {horizon(p, q, t_eff):.3g}" for p, q in pq_all))
 
 # %% [markdown]
+# (sec-gradient-flow-energy-energy)=
 # ## The energy
 #
 # The gradient flow is $\dot\theta = -\nabla L(\theta)$. By {prf:ref}`Lemma 7 <lem-7>`, with $m(w) = 1 + 2w|w|$,
@@ -295,6 +263,8 @@ ortho = np.max(np.abs(terms.sum(0)) / (np.abs(terms).sum(0) + 1e-300))
 fd_err = np.max(np.abs(grad_E - closed) / (1 + np.abs(closed)))
 print(f"grad E: closed form vs finite differences of energy(), max rel. error {bound(fd_err, 1e-4)}")
 print(f"grad E . grad c = 0 at 2000 random points: max |sum| / sum |terms| = {bound(ortho, 1e-12)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma 1: grad E . grad c = 0 (E is a first integral), closed forms derived here", ortho < 1e-10,
                     check="the closed forms of grad E and grad c at 2000 random points (algebra: the terms cancel)",
                     measured=f"{bound(ortho, 1e-12)} (relative)", tolerance="1e-10", kind="identity")
@@ -302,32 +272,14 @@ _ = verified.record("Lemma 1: markovlib's energy() has the gradient derived here
                     check="finite differences of markovlib's energy() at 2000 random points vs the closed form",
                     measured=f"{bound(fd_err, 1e-4)} (relative)", tolerance="1e-3", kind="independent")
 
+# %% [markdown]
+# A second integration of the flow, independent of markovlib: torch autograd of the reduced loss written in
+# `markovlib.markov.reference` (its own derivation of Lemmas 2 and 5) and scipy's BDF with the autograd Hessian, the
+# energy by its formula:
 
-# independent reference (do not replace with markovlib): the reduced loss of Lemma 5 in torch. The optimal beta*
-# solves dF/dbeta = 0, pi0 sigma(beta) + pi1 sigma(c + beta) = pi1, a quadratic in s = e^beta:
-# q e^c s^2 + (q - p) s - p = 0, whose positive root is s = 2p / ((q - p) + r), r = sqrt((q - p)^2 + 4pq e^c);
-# for q < p the denominator is written as 4pq e^c / (r - (q - p)) (no cancellation at very negative c).
-def reduced_loss_torch(x, p, q):
-    e, w = x[..., 0], x[..., 1]
-    c = e ** 2 * (1 + 2 * w * torch.abs(w))
-    r = torch.sqrt((q - p) ** 2 + 4 * p * q * torch.exp(c))
-    den = (q - p) + r if q >= p else 4 * p * q * torch.exp(c) / (r - (q - p))
-    beta = math.log(2 * p) - torch.log(den)
-    pi0, pi1 = q / (p + q), p / (p + q)
-    sp = torch.nn.functional.softplus
-    return pi0 * (p * sp(-beta) + (1 - p) * sp(beta)) + pi1 * ((1 - q) * sp(-(c + beta)) + q * sp(c + beta))
-
-
-def field_torch(t, y, p, q):
-    x = torch.tensor(y, dtype=torch.float64, requires_grad=True)
-    return -torch.autograd.grad(reduced_loss_torch(x, p, q), x)[0].numpy()
-
-
-def jac_torch(t, y, p, q):
-    return -torch.func.hessian(lambda z: reduced_loss_torch(z, p, q))(torch.tensor(y, dtype=torch.float64)).numpy()
-
-
-def energy_formula(e, w):  # eq-energy, written out (not markovlib's energy())
+# %%
+def energy_formula(e, w):
+    """Independent reference: eq-energy written out (not markovlib's energy())."""
     return e ** 2 - w ** 2 - np.sign(w) * np.log(np.abs(w))
 
 
@@ -336,20 +288,23 @@ for p, q in pq_main:
     T = horizon(p, q, t_eff)
     for e0, w0 in rng.uniform(-1.8, 1.8, (n_indep, 2)):
         tr = integrate(e0, w0, p, q, t_max=T)
-        ref = solve_ivp(field_torch, (0.0, T), [e0, w0], method="BDF", t_eval=tr.t, rtol=1e-11, atol=1e-13,
-                        jac=jac_torch, args=(p, q))
+        ref = solve_ivp(reference.flow_field, (0.0, T), [e0, w0], method="BDF", t_eval=tr.t, rtol=1e-11, atol=1e-13,
+                        jac=reference.flow_jacobian, args=(p, q))
         ind_err = max(ind_err, float(np.abs(ref.y - np.stack([tr.e, tr.w])).max()))
         E_ref = energy_formula(*ref.y)
         ind_drift = max(ind_drift, float(np.abs(E_ref - E_ref[0]).max()))
         n_ind += 1
 print(f"{n_ind} flows: flow.integrate (markovlib, LSODA) vs torch autograd + scipy BDF: max |difference| "
       f"{bound(ind_err, 1e-7)}; energy drift along the independent flows {bound(ind_drift, 1e-7)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("the integrator: flow.integrate = an independent integration of -grad L; E conserved along it",
                     ind_err < 1e-6 and ind_drift < 1e-6,
                     check=f"{n_ind} flows, chains of Fig. 1: torch autograd of the reduced loss written here, scipy BDF "
                     "with its autograd Hessian, energy by the formula", measured=f"{bound(ind_err, 1e-7)}; drift "
                     f"{bound(ind_drift, 1e-7)}", tolerance="1e-6", kind="independent")
 
+# %%
 table = [f"\n{'p':>5}{'q':>5}{'flows':>7}{'max drift':>11}{'max |E0|':>10}{'sign(w) kept':>14}"]
 ok, trajectories, worst_drift = True, {}, 0.0
 for p, q in pq_all:
@@ -369,7 +324,9 @@ tr_axis = integrate(0.9, 0.0, *pq_main[0], t_max=horizon(*pq_main[0], t_eff))  #
 ok &= bool(np.all(tr_axis.w == 0))
 print(f"w0 = 0: max |w(t)| along the flow = {fixed(np.abs(tr_axis.w).max(), 1)}")
 n_flows["energy"] = n_ind + n_traj * len(pq_all) + 1
-glue("drift_bound", bound(max(worst_drift, ind_drift), 1e-7))
+
+# %% tags=["hide-input"]
+_ = glue("drift_bound", bound(max(worst_drift, ind_drift), 1e-7))
 _ = verified.record("Lemmas 1, 9: energy conserved along integrated flows; sign(w) kept; w0 = 0 stays on the e-axis",
                     ok, check=f"flow.integrate (LSODA) from {n_traj} random starts x {len(pq_all)} chains; markovlib's energy()",
                     measured=f"max drift {bound(worst_drift, 1e-7)}; sign kept in {n_traj * len(pq_all)}/{n_traj * len(pq_all)}; "
@@ -377,6 +334,7 @@ _ = verified.record("Lemmas 1, 9: energy conserved along integrated flows; sign(
                     kind="same code")
 
 # %% [markdown]
+# (sec-gradient-flow-energy-axis)=
 # ## The energy on the $w$-axis (Lemma 12)
 #
 # Critical points lie on the axis $e = 0$ or on $\Gamma^*$, so the value of $E$ on the axis decides which axis points
@@ -434,6 +392,8 @@ for E_level in (-3.0, -1.0, SADDLE_ENERGY - 1e-3, SADDLE_ENERGY + 1e-3, 0.0):  #
 for k, v in checks.items():
     print(f"{k:<48} {yes_no(v)}")
 print(f"max of E(0, w) over w < 0: {E_neg.max():.8f} at w = {w_neg[i_max]:.4f}; E_sad = {SADDLE_ENERGY:.8f}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma 12: E(0, w) monotone pieces, max E_sad = -(1 + log 2)/2 at the saddle", all(checks.values()),
                     check="markovlib's energy() on 40001-point grids of w < 0 and w > 0; level crossings",
                     measured=f"{sum(checks.values())}/{len(checks)} properties; max at w = {w_neg[i_max]:.4f}, "
@@ -441,8 +401,8 @@ _ = verified.record("Lemma 12: E(0, w) monotone pieces, max E_sad = -(1 + log 2)
                     + ", ".join(str(n) for n in n_sols.values()), tolerance="1e-4 (location), 1e-6 (value; the grid step 1e-4 allows 5e-9)",
                     kind="same code")
 
-
 # %% [markdown]
+# (sec-gradient-flow-energy-basins)=
 # ## Where the flow ends (Lemmas 10, 11; Thms 2, 8)
 #
 # ```{prf:lemma} Convergence (paper's Lemma 10)
@@ -580,9 +540,11 @@ all_undecided = all(d[2] == "undecided" for d in disagreements)
 print(f"\nflows that differ from the rule: {n_dis_all} of {n_total}, all undecided at the horizon: {yes_no(all_undecided)}; "
       f"largest |E0 - E_sad| among them: {fixed(band_max, 2)} of the band kappa / t_eff^2 = {band:.2g}")
 n_flows["basins"] = n_total
-glue("basin_total", f"{n_total}")
-glue("basin_disagree", "none" if n_dis_all == 0 else f"{n_dis_all}")
-glue("band_width", f"{band:.2g}")
+
+# %% tags=["hide-input"]
+_ = glue("basin_total", f"{n_total}")
+_ = glue("basin_disagree", "none" if n_dis_all == 0 else f"{n_dis_all}")
+_ = glue("band_width", f"{band:.2g}")
 _ = verified.record("Thms 2, 8: integrated basins = the rules on (w0, E0), except undecided flows on the separatrices",
                     worst["share"] <= max_disagree and all_undecided and band_max < 1,
                     check=f"flow.integrate_batch on {n_grid}x{n_grid} grids, {len(pq_all)} chains, vs the theorem rules coded "
@@ -633,7 +595,7 @@ for p, q in pq_main:
     gp0, T = data_rate(p, q), horizon(p, q, t_eff)
     to_saddle, to_global = ((-0.4, -0.2), (-1.2, -2.0)) if p + q > 1 else ((-1.2, -2.0), (-0.4, -0.2))
     for w0 in to_saddle:  # the asymptote arms that end at the saddle
-        e0 = float(drawings.saddle_asymptotes(w0))
+        e0 = float(markov_drawings.saddle_asymptotes(w0))
         tr = integrate(e0, w0, p, q, t_max=T)
         pr = predict_limit(e0, w0, p, q)
         law = 4 * gp0 * tr.t[-1] * abs(tr.e[-1])
@@ -645,10 +607,10 @@ for p, q in pq_main:
                      f"dist. to saddle {dist:.0e}, 4|g'(0)| t |e| = {fixed(law, 3)}", good))
     for w0 in to_global:  # the other two arms of {E = E_sad}: Thm 2 (3) / Thm 8 say a global minimum
         for sign in (1.0, -1.0):
-            e0 = sign * float(drawings.saddle_asymptotes(w0))
+            e0 = sign * float(markov_drawings.saddle_asymptotes(w0))
             tr = integrate(e0, w0, p, q, t_max=T)
             pr = predict_limit(e0, w0, p, q)
-            reached = C.classify(tr.e[-1], tr.w[-1], p, q, atol=1e-6)
+            reached = canonical.classify(tr.e[-1], tr.w[-1], p, q, atol=1e-6)
             err = float(np.abs(np.array([tr.e[-1], tr.w[-1]]) - np.array([pr.e, pr.w])).max())
             good = (pr.outcome == reached == "global_min" and tr.energy_drift < 1e-6 and err < 1e-6
                     and np.sign(tr.e[-1]) == sign)
@@ -659,14 +621,16 @@ for p, q in pq_main:
     for e0, w0 in ((0.0, -1.2), (0.0, 0.3), (0.9, 0.0), (-0.9, 0.0)):
         tr = integrate(e0, w0, p, q, t_max=T)
         pr = predict_limit(e0, w0, p, q)
-        reached = C.classify(tr.e[-1], tr.w[-1], p, q, atol=1e-6)
-        expected = C.classify(0.0, w0, p, q) if e0 == 0 else ("local_min" if p + q > 1 else "global_min")
+        reached = canonical.classify(tr.e[-1], tr.w[-1], p, q, atol=1e-6)
+        expected = canonical.classify(0.0, w0, p, q) if e0 == 0 else ("local_min" if p + q > 1 else "global_min")
         good = pr.outcome == reached == expected and np.allclose((tr.e[-1], tr.w[-1]), (pr.e, pr.w), atol=1e-6)
         ok &= good
         rows.append((p, q, f"({e0}, {w0})", pr.outcome, f"reached {reached} at ({fixed(tr.e[-1], 3)}, {fixed(tr.w[-1], 3)})",
                      good))
 print("\n".join(f"{p:>4}{q:>5}  {start:<28}{pred:<12}{what:<52}{yes_no(good)}" for p, q, start, pred, what, good in rows))
 n_flows["arms"] = len(rows)
+
+# %% tags=["hide-input"]
 _ = verified.record("Thms 2, 8: saddle asymptotes flow into the saddle (|e| ~ 1/(4|g'(0)| t)); e0 = 0 stays; w0 = 0 "
                     "along the e-axis", ok, check="flow.integrate from points on the arms and the invariant lines, "
                     "both figure chains; predict_limit names the saddle", measured=f"largest |4|g'(0)| t |e| - 1| = "
@@ -677,6 +641,7 @@ _ = verified.record("Thms 2, 8: the other two arms of {E = E_sad} flow to a glob
                     tolerance="1e-6", kind="same code")
 
 # %% [markdown]
+# (sec-gradient-flow-energy-fig1)=
 # ## Fig. 1 of the paper
 #
 # Panels (a) and (c): energy contour lines, the gradient-flow direction $-\nabla L/|\nabla L|$ and the critical loci
@@ -690,8 +655,8 @@ fig, axes = plt.subplots(2, 2, figsize=(11, 10.5), layout="constrained")
 for row, (p, q) in enumerate(pq_main):
     tag = "ab" if row == 0 else "cd"
     ax = axes[row, 0]
-    drawings.energy_contours(ax, p, q, e_lim=grid_box, w_lim=(-grid_box, grid_box))
-    drawings.critical_points(ax, p, q, e_lim=grid_box, w_lim=(-grid_box, grid_box), legend=False)
+    markov_drawings.energy_contours(ax, p, q, e_lim=grid_box, w_lim=(-grid_box, grid_box))
+    markov_drawings.critical_points(ax, p, q, e_lim=grid_box, w_lim=(-grid_box, grid_box), legend=False)
     ax.set_title(f"({tag[0]}) energy contours and flow, p = {p}, q = {q}")
     ax.legend(loc="lower right", fontsize=7, frameon=True, framealpha=0.85)
     ax = axes[row, 1]
@@ -700,7 +665,7 @@ for row, (p, q) in enumerate(pq_main):
     cmap = plt.matplotlib.colors.ListedColormap([plotting.GLOBAL, plotting.LOCAL, plotting.NEUTRAL])
     ax.pcolormesh(grid, grid, code.T, cmap=cmap, vmin=-0.5, vmax=2.5, alpha=0.45, shading="nearest")
     ws = np.linspace(-grid_box, -1e-9, 2000)
-    ea = drawings.saddle_asymptotes(ws)
+    ea = markov_drawings.saddle_asymptotes(ws)
     ax.plot(ea, ws, color=plotting.SADDLE, lw=2.2, label=r"saddle asymptotes $E = E_{sad}$")
     ax.plot(-ea, ws, color=plotting.SADDLE, lw=2.2)
     ax.axhline(0, color="k", lw=0.8, ls=":", label="w = 0 (energy barrier)")
@@ -717,8 +682,8 @@ for row, (p, q) in enumerate(pq_main):
 fig.suptitle("Fig. 1 of Makkuva et al. (2024), reproduced")
 plt.show()
 
-
 # %% [markdown]
+# (sec-gradient-flow-energy-small)=
 # ## Small initialization decides by the data (Thm 2, consequence)
 #
 # Draw $\theta_0 = (e_0, w_0) \sim \mathcal N(0, \sigma^2 I)$. The energy criterion turns the probability of ending in a
@@ -767,8 +732,12 @@ def p_local_exact(sigma, above_one):
 n_cells = len(sigmas) * len(pq_mc)
 n_tests = 2 * n_cells  # one interval per cell for the flows and one for the criterion
 z_fw = float(norm.ppf(1 - mc_alpha / (2 * n_tests)))  # two-sided, Bonferroni: family-wise error mc_alpha
-glue("mc_tests", f"{n_tests}")
-glue("mc_old_miss", f"{1 - 0.999 ** n_tests:.0%}")  # 99.9 % intervals, no control
+
+# %% tags=["hide-input"]
+_ = glue("mc_tests", f"{n_tests}")
+_ = glue("mc_old_miss", f"{1 - 0.999 ** n_tests:.0%}")  # 99.9 % intervals, no control
+
+# %%
 table = [f"{'sigma':>6}{'p+q':>6}{'exact (eq)':>11}{'criterion':>11}{'integrated flows [Wilson CI]':>30}{'flow=predict':>14}  in CI"]
 mc, inside_all, crit_inside, worst_dev = {}, 0, 0, 0.0
 agree_min, small = (n_mc + 1, None), {}
@@ -796,7 +765,9 @@ for sigma in sigmas:
 print("\n".join(table))
 print(f"(Wilson intervals at z = {z_fw:.2f}: level 1 - {mc_alpha:g}/{n_tests} each, family-wise error {mc_alpha:g})")
 n_flows["mc"] = n_cells * n_mc
-glue("mc_cells", f"{inside_all}/{n_cells}")
+
+# %% tags=["hide-input"]
+_ = glue("mc_cells", f"{inside_all}/{n_cells}")
 _ = verified.record("Small init: P(local min) of the integrated flows = eq-p-local", inside_all == n_cells,
                     check=f"integrate_batch on {n_mc} N(0, sigma^2 I) draws, {len(sigmas)} scales x {len(pq_mc)} chains, vs "
                     "quadrature of eq-p-local", measured=f"{inside_all}/{n_cells} intervals hold it (largest deviation "
@@ -805,21 +776,29 @@ _ = verified.record("Small init: P(local min) of the integrated flows = eq-p-loc
 _ = verified.record("Small init: the energy criterion (predict_limit) reproduces eq-p-local", crit_inside == n_cells,
                     check=f"predict_limit on {n_criterion} draws per scale vs quadrature", measured=f"{crit_inside}/{n_cells} "
                     "intervals hold it", tolerance=f"Wilson z = {z_fw:.2f}", kind="same code")
-verified.record_count("Small init: in every (sigma, chain) cell the flows end where predict_limit says", agree_min[0], n_mc,
-                      rate=mc_rate, family=n_cells, unit=f"flows (worst cell sigma = {agree_min[1][0]:g}, p + q = "
-                      f"{sum(agree_min[1][1:]):.2f})", check=f"integrate_batch vs predict_limit, {n_cells} cells",
-                      kind="independent")
+_ = verified.record_count("Small init: in every (sigma, chain) cell the flows end where predict_limit says", agree_min[0], n_mc,
+                          rate=mc_rate, family=n_cells, unit=f"flows (worst cell sigma = {agree_min[1][0]:g}, p + q = "
+                          f"{sum(agree_min[1][1:]):.2f})", check=f"integrate_batch vs predict_limit, {n_cells} cells",
+                          kind="independent")
+
+# %%
 worst_small = min(small, key=small.get)
-glue("mc_small", f"{small[worst_small]}/{n_mc}")
-verified.record_count("Small init: as sigma -> 0 the flows end in a local minimum for p + q > 1, a global one for p + q < 1",
-                      small[worst_small], n_mc, rate=mc_rate, family=len(pq_mc),
-                      unit=f"flows at sigma = {sigmas[0]:g} (worst chain p + q = {sum(worst_small):.2f})",
-                      check=f"integrate_batch on {n_mc} draws at the smallest sigma, {len(pq_mc)} chains", kind="independent")
+
+# %% tags=["hide-input"]
+_ = glue("mc_small", f"{small[worst_small]}/{n_mc}")
+_ = verified.record_count("Small init: as sigma -> 0 the flows end in a local minimum for p + q > 1, a global one for p + q < 1",
+                          small[worst_small], n_mc, rate=mc_rate, family=len(pq_mc),
+                          unit=f"flows at sigma = {sigmas[0]:g} (worst chain p + q = {sum(worst_small):.2f})",
+                          check=f"integrate_batch on {n_mc} draws at the smallest sigma, {len(pq_mc)} chains", kind="independent")
+
+# %%
 big = 1e3
 p_big = (p_local_exact(big, True), p_local_exact(big, False))
 p_small = (p_local_exact(sigmas[0], True), p_local_exact(sigmas[0], False))
 print(f"sigma = {big:g}: exact P_min = {p_big[0]:.4f} (p+q > 1), {p_big[1]:.4f} (p+q < 1); sigma = {sigmas[0]:g}: "
       f"{p_small[0]:.4f}, {p_small[1]:.4f}")
+
+# %% tags=["hide-input"]
 _ = verified.record("eq-p-local: P_min -> 1 (p+q>1), 0 (p+q<1) as sigma -> 0; -> 1/2, 1/4 as sigma -> infinity",
                     p_small[0] > 0.99 and p_small[1] < 0.01 and abs(p_big[0] - 0.5) < 0.01 and abs(p_big[1] - 0.25) < 0.01,
                     check=f"quadrature at sigma = {sigmas[0]:g} and {big:g}", measured=f"{p_small[0]:.4f}, {p_small[1]:.4f}; "
@@ -846,6 +825,7 @@ ax.legend(fontsize=7.5, loc="center left")
 plt.show()
 
 # %% [markdown]
+# (sec-gradient-flow-energy-good)=
 # ## A data-agnostic good region
 #
 # In both theorems, an initialization with $w_0 < 0$ and $E_0 > E_{sad}$ (above the saddle asymptotes in the lower
@@ -882,14 +862,17 @@ for p, q in pq_good:
 print("\n".join(table))
 n_good_all = n_good * len(pq_good)
 n_flows["good"] = n_good_all
-glue("good_count", f"{k_good}/{n_good_all}")
-glue("good_chains", f"{len(pq_good)}")
+
+# %% tags=["hide-input"]
+_ = glue("good_count", f"{k_good}/{n_good_all}")
+_ = glue("good_chains", f"{len(pq_good)}")
 _ = verified.record("Data-agnostic region {w < 0, E > E_sad}: all integrated flows reach a global minimum, both sides "
                     "of p+q = 1", k_good == n_good_all and worst_drift < 1e-6,
                     check=f"integrate_batch from {n_good} uniform draws of the region x {len(pq_good)} chains (region and "
                     "rule coded here)", measured=f"{k_good}/{n_good_all} global; drift {bound(worst_drift, 1e-7)}",
                     tolerance="all (the theorem); 1e-6", kind="independent")
 
+# %%
 print(f"\n{'start (e0, w0)':<22}{'E0':>9}{'in region':>11}  limits (predict_limit / integrate) for each chain")
 n_as_stated, n_cases = 0, 0
 for e0, w0 in ((-2 * math.sqrt(2), -16.0), (1.0, -1.0)):
@@ -898,13 +881,15 @@ for e0, w0 in ((-2 * math.sqrt(2), -16.0), (1.0, -1.0)):
     for p, q in pq_all:
         pr = predict_limit(e0, w0, p, q)
         tr = integrate(e0, w0, p, q, t_max=horizon(p, q, t_eff))
-        reached = C.classify(tr.e[-1], tr.w[-1], p, q, atol=1e-6)
+        reached = canonical.classify(tr.e[-1], tr.w[-1], p, q, atol=1e-6)
         inside = bool(w0 < 0 and E0 > SADDLE_ENERGY)
         expected = "global_min" if inside or p + q > 1 else "local_min"  # outside: w0 < -1/sqrt2 and E0 < E_sad
         n_as_stated += pr.outcome == reached == expected
         n_cases += 1
         outs.append(f"({p},{q}): {pr.outcome}/{reached}")
     print(f"({e0:.3f}, {w0:.1f}){'':<8}{E0:>9.2f}{yes_no(inside):>11}  " + "; ".join(outs))
+
+# %% tags=["hide-input"]
 _ = verified.record("the authors' guideline point (-2 sqrt2, -16) is outside the region: global minimum iff p+q > 1 "
                     "(canonical flow); (1, -1) is inside", n_as_stated == n_cases,
                     check=f"predict_limit and flow.integrate, {len(pq_all)} chains",
@@ -912,6 +897,7 @@ _ = verified.record("the authors' guideline point (-2 sqrt2, -16) is outside the
                     kind="same code")
 
 # %% [markdown]
+# (sec-gradient-flow-energy-gd)=
 # ## Gradient descent does not conserve the energy
 #
 # Training takes finite steps, $\theta_{k+1} = \theta_k - \eta\nabla L(\theta_k)$. Taylor-expand the energy over one
@@ -941,7 +927,7 @@ _ = verified.record("the authors' guideline point (-2 sqrt2, -16) is outside the
 p, q = gd_pq
 e0, w0 = gd_init
 tr = integrate(e0, w0, p, q, t_max=gd_time, n_points=4000)
-ge, gw = C.grad(tr.e, tr.w, p, q)
+ge, gw = canonical.grad(tr.e, tr.w, p, q)
 K1 = 0.5 * trapezoid(2 * ge ** 2 + (-2 + np.sign(tr.w) / tr.w ** 2) * gw ** 2, tr.t)
 drift = []
 for lr in gd_lrs:
@@ -958,12 +944,15 @@ print(f"log-log slope of |drift| vs step: {fixed(slope, 3)}")
 ratio_last = drift[-1] / (K1 * gd_lrs[-1])
 gd_ok = bool(abs(slope - 1) < gd_slope_tol and abs(ratio_last - 1) < gd_ratio_tol
              and np.all(np.diff(np.abs(drift / (K1 * np.array(gd_lrs)) - 1)) < 0))
+
+# %% tags=["hide-input"]
 _ = verified.record("GD energy drift is first order in the step: slope 1, drift / (K1 step) -> 1 (eq-gd-drift)", gd_ok,
                     check=f"flow.gradient_descent at {len(gd_lrs)} steps vs K1 from a flow.integrate trajectory",
                     measured=f"slope {fixed(slope, 2)}, last ratio {fixed(ratio_last, 3)}",
                     tolerance=f"slope +- {gd_slope_tol:g}; ratio +- {gd_ratio_tol:g}", kind="same code")
-glue("gd_slope", fixed(slope, 2))
+_ = glue("gd_slope", fixed(slope, 2))
 
+# %%
 fig, ax = plt.subplots(figsize=(5.6, 4))
 ax.loglog(gd_lrs, np.abs(drift), "o", color="k", label="gradient descent: |E_T - E_0|")
 ax.loglog(gd_lrs, np.abs(K1) * np.array(gd_lrs), "-", color=plotting.NEUTRAL, label=r"$|K_1|\,\eta$ from the flow (eq-gd-drift)")
@@ -978,6 +967,7 @@ plt.show()
 # $O(\eta)$ of a separatrix may cross it. Away from the separatrices the basins of the theorems still apply to small
 # steps, which is what the later training chapters rely on.
 #
+# (sec-gradient-flow-energy-iid)=
 # ## i.i.d. data: $p + q = 1$
 #
 # When $p + q = 1$ the two yardsticks coincide, $c^* = 0$, and every critical point is a global minimum: the
@@ -997,19 +987,22 @@ p, q = iid_pq
 tr = integrate(*iid_init, p, q, t_max=horizon(p, q, t_eff))  # g'(0) = 0: the horizon cap
 pr = predict_limit(*iid_init, p, q)
 m_inf = 1 + 2 * pr.w * abs(pr.w)
-law = 1 / (2 * abs(m_inf) * np.sqrt(C.reduced_loss_hess(0.0, p, q) * tr.t[1:]))
+law = 1 / (2 * abs(m_inf) * np.sqrt(canonical.reduced_loss_hess(0.0, p, q) * tr.t[1:]))
 ratio = np.abs(tr.e[1:]) / law
-gap = float(C.loss(tr.e[-1], tr.w[-1], p, q) - MarkovChain(p, q).entropy_rate)
+gap = float(canonical.loss(tr.e[-1], tr.w[-1], p, q) - MarkovChain(p, q).entropy_rate)
 print(f"p = {p}, q = {q}, start {iid_init}: predicted {pr.outcome} at w = {fixed(pr.w, 4)}; energy drift "
       f"{bound(tr.energy_drift, 1e-6)}")
 print(f"at t = {tr.t[-1]:.0e}: |e| = {abs(tr.e[-1]):.2e}, law {law[-1]:.2e}, ratio {fixed(ratio[-1], 3)}; loss gap to the "
       f"entropy rate {bound(gap, 1e-6)}")
 iid_ok = bool(pr.outcome == "global_min" and abs(ratio[-1] - 1) < 0.01 and tr.energy_drift < 1e-6
               and abs(tr.w[-1] - pr.w) < 1e-3)
+
+# %% tags=["hide-input"]
 _ = verified.record("p + q = 1: limit global, |e(t)| ~ 1/(2|m| sqrt(g''(0) t)) (ratio within 1% at t_max)", iid_ok,
                     check="one flow.integrate trajectory vs the closed-form law", measured=f"ratio {fixed(ratio[-1], 3)}",
                     tolerance="0.01", kind="same code")
 
+# %%
 fig, ax = plt.subplots(figsize=(5.6, 4))
 ax.loglog(tr.t[1:], np.abs(tr.e[1:]), color="k", label="|e(t)|, integrated flow")
 ax.loglog(tr.t[1:], law, "--", color=plotting.GLOBAL, label=r"$1/(2|m|\sqrt{g''(0)\,t})$")
@@ -1020,6 +1013,7 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
+# (sec-gradient-flow-energy-bias)=
 # ## The bias as a free parameter
 #
 # The theorems follow the flow of the reduced loss $L(e, w) = \min_b L(e, w, b)$, while every training run trains
@@ -1056,38 +1050,19 @@ plt.show()
 # reduced $n_{free}\times n_{free}$ grid of the basin-map square, from $b_0 = b^*(e_0, w_0)$ and from $b_0 = 0$.
 
 # %%
-# independent reference (do not replace with markovlib): Lemma 2's loss with bias, written with torch's BCE
-torch.set_default_dtype(torch.float64)
-
-
-def loss_bias_torch(x, p, q):
-    e, w, b = x[..., 0], x[..., 1], x[..., 2]
-    c = e ** 2 * (1 + 2 * w * torch.abs(w))
-    pi0, pi1 = q / (p + q), p / (p + q)
-    out = 0.0
-    for xs, y, weight in ((0, 0, pi0 * (1 - p)), (0, 1, pi0 * p), (1, 0, pi1 * q), (1, 1, pi1 * (1 - q))):
-        z = c * xs + b - e ** 2 / 2
-        out = out + weight * torch.nn.functional.binary_cross_entropy_with_logits(z, torch.full_like(z, float(y)),
-                                                                                   reduction="none")
-    return out
-
-
-def n_field(x):
-    e, w = x[..., 0], x[..., 1]
-    m = 1 + 2 * w * torch.abs(w)
-    return torch.stack([4 * e ** 2 * torch.abs(w), -2 * e * m, 4 * e ** 3 * torch.abs(w)], -1)
-
+# independent reference (do not replace with markovlib): Lemma 2's loss with bias, written with torch's BCE, and the
+# normal n = grad c x grad beta (markovlib.markov.reference)
 
 x_r = torch.tensor(np.column_stack([rng.uniform(-1.5, 1.5, (200, 2)), rng.uniform(-2, 2, 200)]), requires_grad=True)
 bal_err, frob_err = 0.0, 0.0
 for p, q in pq_all:
-    (g,) = torch.autograd.grad(loss_bias_torch(x_r, p, q).sum(), x_r)
+    (g,) = torch.autograd.grad(reference.loss_with_bias(x_r, p, q).sum(), x_r)
     e, w = x_r[:, 0].detach(), x_r[:, 1].detach()
     dE = 2 * e * (-g[:, 0]) + (-2 * w - 1 / torch.abs(w)) * (-g[:, 1])  # grad E . (de/dt, dw/dt)
     bal_err = max(bal_err, float((dE - 2 * e ** 2 * g[:, 2]).abs().max() / (dE.abs().max() + 1e-300)))
-J = torch.func.vmap(torch.func.jacrev(n_field))(x_r.detach())  # J[k, i, j] = d n_i / d x_j
+J = torch.func.vmap(torch.func.jacrev(reference.frobenius_normal))(x_r.detach())  # J[k, i, j] = d n_i / d x_j
 curl = torch.stack([J[:, 2, 1] - J[:, 1, 2], J[:, 0, 2] - J[:, 2, 0], J[:, 1, 0] - J[:, 0, 1]], -1)
-nc = (n_field(x_r.detach()) * curl).sum(-1)
+nc = (reference.frobenius_normal(x_r.detach()) * curl).sum(-1)
 e, w = x_r[:, 0].detach(), x_r[:, 1].detach()
 closed = 16 * e ** 3 * (1 + 2 * w * torch.abs(w)) * torch.abs(w)
 frob_err = float((nc - closed).abs().max() / closed.abs().max())
@@ -1095,6 +1070,8 @@ frob_nonzero = bool((closed.abs() > 0).all())
 print(f"energy balance dE/dt = 2 e^2 dL/db (torch autograd, 200 points x {len(pq_all)} chains): rel. error {bound(bal_err, 1e-12)}")
 print(f"n . curl n = 16 e^3 m |w| (torch autograd): rel. error {bound(frob_err, 1e-12)}; nonzero at every point: "
       f"{yes_no(frob_nonzero)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Free bias: dE/dt = 2 e^2 dL/db (eq-energy-balance); n . curl n = 16 e^3 m|w| != 0 (no "
                     "data-independent first integral)", bal_err < 1e-10 and frob_err < 1e-10 and frob_nonzero,
                     check="torch autograd on an independent torch loss / torch Jacobian of n, 200 random points",
@@ -1112,12 +1089,12 @@ for p, q in pq_all:
     pred = predict_limit(E0f, W0f, p, q).outcome
     T = horizon(p, q, t_eff)
     t_path = np.concatenate([[0.0], np.geomspace(1e-3 * T / 2e4, T, 160)])
-    for name, b0 in (("b*", C.optimal_bias(E0f, W0f, p, q)), ("0", np.zeros_like(E0f))):
+    for name, b0 in (("b*", canonical.optimal_bias(E0f, W0f, p, q)), ("0", np.zeros_like(E0f))):
         r = bias_flow.integrate_free_bias(E0f, W0f, b0, p, q, t_max=T, t_eval=t_path)
         agree = r.outcome == pred
         k, n = int(agree.sum()), agree.size
         # the reduced theorems applied from the first sampled time at which |dL/db| < bias_caught
-        Fb = np.abs(C.grad(r.path[:, 0], r.path[:, 1], p, q, b=r.path[:, 2])[2])
+        Fb = np.abs(canonical.grad(r.path[:, 0], r.path[:, 1], p, q, b=r.path[:, 2])[2])
         first = np.argmax(Fb < bias_caught, axis=0)
         caught = np.any(Fb < bias_caught, axis=0)
         e1 = np.take_along_axis(r.path[:, 0], first[None], 0)[0]
@@ -1143,8 +1120,10 @@ print(f"(pre-registered: at least {free_agree_min} of every grid from the catch-
       f"where the two coincide); every disagreement crossed E_sad)")
 n_flows["free"] = 2 * len(pq_all) * n_free ** 2
 pqn = lambda key: f"({key[0]}, {key[1]}), b0 = {key[2]}"  # noqa: E731
-glue("free_lowest", f"{fixed(lowest[0], 3)}")
-glue("free_t0_lowest", f"{fixed(lowest_t0[0], 2)} at {pqn(lowest_t0[1])}")
+
+# %% tags=["hide-input"]
+_ = glue("free_lowest", f"{fixed(lowest[0], 3)}")
+_ = glue("free_t0_lowest", f"{fixed(lowest_t0[0], 2)} at {pqn(lowest_t0[1])}")
 _ = verified.record("Free bias: the (e, w, b) flow ends where the b*-reduced Thms 2/8 say, applied once the bias has caught "
                     "up (|dL/db| < bias_caught; from t = 0 when b0 = b*)", lowest[0] >= free_agree_min,
                     check=f"bias_flow.integrate_free_bias on {n_free}x{n_free} grids, {len(pq_all)} chains x 2 initial "
@@ -1182,7 +1161,7 @@ for row, (p, q) in enumerate(pq_main):
         code = np.select([r.outcome == "global_min", r.outcome == "local_min"], [0, 1], 2)
         ax.pcolormesh(g_free, g_free, code.T, cmap=cmap, vmin=-0.5, vmax=2.5, alpha=0.45, shading="nearest")
         ws = np.linspace(-grid_box, -1e-9, 2000)
-        ea = drawings.saddle_asymptotes(ws)
+        ea = markov_drawings.saddle_asymptotes(ws)
         ax.plot(ea, ws, color=plotting.SADDLE, lw=2, label=r"saddle asymptotes $E = E_{sad}$")
         ax.plot(-ea, ws, color=plotting.SADDLE, lw=2)
         ax.plot(E0f[~agree], W0f[~agree], "x", color="k", ms=6, label="differs from Thms 2/8")
@@ -1213,7 +1192,7 @@ e_gd, w_gd = (x.ravel() for x in np.meshgrid(g_gd, g_gd, indexing="ij"))
 table = [f"{'p':>5}{'q':>5}{'step':>8}{'median |extra - reduced|':>26}{'median |joint - reduced|':>26}"]
 ok_gd, orders, min_ratio = True, [], np.inf
 for p, q in pq_main:
-    b0 = C.optimal_bias(e_gd, w_gd, p, q)
+    b0 = canonical.optimal_bias(e_gd, w_gd, p, q)
     med_ext, med_joint = [], []
     for lr in free_gd_lrs:
         steps = int(round(free_gd_time / lr))
@@ -1229,13 +1208,15 @@ for p, q in pq_main:
     min_ratio = min(min_ratio, min(j / x for j, x in zip(med_joint, med_ext)))
     table.append(f"{'':>10}log-log slope of the extra-step error: {fixed(order, 1)}")
 print("\n".join(table))
+
+# %% tags=["hide-input"]
 _ = verified.record("One extra (Newton) bias step per update: GD in (e, w, b) tracks the reduced GD to high order in the "
                     "step; plain joint GD does not", ok_gd, check=f"{free_gd_n}x{free_gd_n} starts, T = {free_gd_time:g}, "
                     f"steps {free_gd_lrs}, both figure chains", measured=f"slopes {', '.join(fixed(o, 1) for o in orders)}; "
                     f"joint / extra at least {min_ratio:.0e}",
                     tolerance=f"slope {free_gd_order:g}; joint {free_gd_gap:g} x extra (pre-registered)",
                     kind="same code")
-glue("free_slopes", " and ".join(fixed(o, 1) for o in orders))
+_ = glue("free_slopes", " and ".join(fixed(o, 1) for o in orders))
 
 # %% [markdown]
 # ## Explorer: energy contours and one trajectory
@@ -1246,13 +1227,13 @@ glue("free_slopes", " and ".join(fixed(o, 1) for o in orders))
 # different ends.
 
 # %%
-ui = widgets.explorer(drawings.draw_energy, p=(0.02, 0.98, 0.02, pq_main[0][0]), q=(0.02, 0.98, 0.02, pq_main[0][1]),
+ui = widgets.explorer(markov_drawings.draw_energy, p=(0.02, 0.98, 0.02, pq_main[0][0]), q=(0.02, 0.98, 0.02, pq_main[0][1]),
                       e0=(-2.0, 2.0, 0.05, explorer_init[0]), w0=(-2.0, 2.0, 0.05, explorer_init[1]))
 if ui is not None:
     display(ui)
 
 fig, axes = plt.subplots(1, 2, figsize=(13, 6.2), layout="constrained")
-outs = [drawings.draw_energy(p, q, *explorer_init, ax=ax) for ax, (p, q) in zip(axes, pq_main)]
+outs = [markov_drawings.draw_energy(p, q, *explorer_init, ax=ax) for ax, (p, q) in zip(axes, pq_main)]
 plt.show()
 for (p, q), out in zip(pq_main, outs):
     print(f"p = {p}, q = {q}: E0 = {fixed(out['energy0'], 4)}; predicted {out['predicted']} at ({fixed(out['limit'][0], 3)}, "
@@ -1260,29 +1241,33 @@ for (p, q), out in zip(pq_main, outs):
           f"{fixed(out['reached_point'][1], 3)})")
 n_same = sum(o["predicted"] == o["reached"] for o in outs)
 expl_err = max(float(np.abs(np.array(o["limit"]) - np.array(o["reached_point"])).max()) for o in outs)
-glue("n_flows_total", f"{sum(n_flows.values())}")
+
+# %% tags=["hide-input"]
+_ = glue("n_flows_total", f"{sum(n_flows.values())}")
 _ = verified.record("explorer: the limit drawn is the one reached (predict_limit = integrate)",
-                    n_same == len(outs) and expl_err < 1e-4, check="the two static panels (drawings.draw_energy)",
+                    n_same == len(outs) and expl_err < 1e-4, check="the two static panels (markov_drawings.draw_energy)",
                     measured=f"{n_same}/{len(outs)} panels; |limit - reached| {bound(expl_err, 1e-6)}", tolerance="1e-4",
                     kind="same code")
 
 # %%
-# The rendered book's explorer: the drawing function of the live sliders above (drawings.draw_energy), run at batch
+# The rendered book's explorer: the drawing function of the live sliders above (markov_drawings.draw_energy), run at batch
 # time on a grid: chains on both sides of p + q = 1, starts with e0 > 0 (e -> -e mirrors the picture).
 # 48 frames of 480 x 330 pixels; the page's sliders swap them, and each frame shows where its flow ended.
 static_grid = {"p": [0.2, 0.9], "q": [0.3, 0.9], "e0": [0.25, 0.75, 1.25], "w0": [-1.5, -0.75, 0.0, 0.75]}
 static = explorers.static_explorer(
-    drawings.draw_energy, static_grid, name="gradient_flow_energy", title="energy contours and the flow",
+    markov_drawings.draw_energy, static_grid, name="gradient_flow_energy", title="energy contours and the flow",
     value=lambda out: f"reached {out['reached']} (predicted {out['predicted']})",
     initial={"p": 0.9, "q": 0.9, "e0": 0.75, "w0": -0.75}, progress=False)
 static.show()
-n_frames_agree = sum(out["reached"] == out["predicted"] for out in static.results)
-print(f"{static.n_frames} frames; predicted = reached in {n_frames_agree}")
+n_frames_agree, n_frames = markov_drawings.frames_agree(static.results)
+print(f"{n_frames} frames; predicted = reached in {n_frames_agree}")
+
+# %% tags=["hide-input"]
 _ = verified.record("explorer: every precomputed frame ends where the energy predicts",
-                    n_frames_agree == static.n_frames,
+                    n_frames_agree == n_frames,
                     check="the rendered book's frames: energy.predict_limit vs flow.integrate on the slider grid "
                           "(4 chains, 12 starts)",
-                    measured=f"{n_frames_agree}/{static.n_frames} frames", tolerance="every frame", kind="same code")
+                    measured=f"{n_frames_agree}/{n_frames} frames", tolerance="every frame", kind="same code")
 
 # %% [markdown]
 # Run this notebook in Jupyter to interact with the explorer: its sliders redraw the figure live. In the rendered
@@ -1315,11 +1300,13 @@ _ = verified.record("explorer: every precomputed frame ends where the energy pre
 #   itself (`predict_limit` against flows' end points, the free-bias flows against `predict_limit`, the drift of
 #   gradient descent, the explorer) say *same code*; every measured cell prints the measurement.
 
-# %%
-record_results({"E_sad": SADDLE_ENERGY, "basin_disagree_share_max": worst["share"], "gd_drift_slope": slope,
+# %% tags=["hide-input"]
+_ = record_results({"E_sad": SADDLE_ENERGY, "basin_disagree_share_max": worst["share"], "gd_drift_slope": slope,
                 "free_bias_agreement_min": lowest[0], "free_bias_agreement_t0_min": lowest_t0[0],
                 "free_bias_balance_err": worst_bal,
                 "free_bias_median_drift_max": max(float(np.median(np.abs(free[k][0].energy_drift))) for k in free),
                 "extra_bias_step_order_min": min(orders), "mc_cells_in_interval": inside_all / n_cells,
                 **verified.summary()})
+
+# %% tags=["hide-input"]
 verified.table()

@@ -21,51 +21,37 @@
 # through one coefficient, $L(e, w) = g(c(e, w))$ with $c(e, w) = e^2(1 + 2w|w|)$. This chapter finds **every**
 # critical point of that loss (the paper's Thm 1) and of the loss with the bias kept as a parameter (Thms 6, 7),
 # computes the gradients and Hessians behind them (Lemmas 3, 4, 7, 8), and checks each statement in code: against
-# torch autograd (on an independent torch re-implementation and on the full transformer), by root finding, and by
-# perturbation tests where the Hessian is degenerate.
+# torch autograd, by root finding, and by perturbation tests where the Hessian is degenerate.
 #
 # ## What this chapter shows
 #
-# 1. **Gradients** (Lemma 7 without bias, Lemma 3 with bias): $\nabla L = g'(c)\,\nabla c$ with
-#    $g'(c) = \pi_1\big(\sigma(c + \beta^*(c)) - (1-q)\big)$; `markovlib.markov.canonical.grad` agrees with torch
-#    autograd (float64) on the loss written independently in torch, to machine precision.
-# 2. **Critical points** (Thm 1): $\nabla L = 0$ iff $c = c^* = \log\frac{(1-p)(1-q)}{pq}$ or $e = 0$. The global
-#    minima are the curve $\Gamma^* = \{e^2(1+2w|w|) = c^*\}$ (loss = entropy rate), which needs
-#    $w < -1/\sqrt2$ when $p + q > 1$ (and $w > -1/\sqrt2$ when $p + q < 1$): every root of $\nabla L$ off the axis
-#    that a root search from random starts finds lies on that side, and the torch loss never reaches the entropy
-#    rate on the other side. The whole $w$-axis is critical with loss $H(\pi)$ (torch autograd on the **full**
-#    transformer at $e = 0$: every parameter's gradient vanishes), split at the saddle $(0, -1/\sqrt2)$ into local
-#    minima ($w > -1/\sqrt2$ for $p+q>1$, $w < -1/\sqrt2$ for $p+q<1$) and local maxima (the other side). The
-#    root search finds no other critical point.
-# 3. **Hessians** (Lemma 8): on $\Gamma^*$ the Hessian has rank one, eigenvalue $g''(c^*)|\nabla c|^2$ across the
-#    valley and $0$ along it; on the $w$-axis it is $\mathrm{diag}(2g'(0)(1+2w|w|), 0)$, degenerate, so the
-#    classification is proved (and checked) by perturbation: the loss never dips below a local minimum, never rises
-#    above a local maximum, and goes both ways next to the saddle. The sign of each perturbation's loss change is
-#    checked wherever it exceeds the rounding level of the loss, a tolerance derived from the float64 epsilon.
-# 4. **With the bias** (Thms 6, 7, Lemma 4): the critical points in $(e, w, b)$ are the same sets lifted to the
-#    optimal bias $b = b^*(e, w)$; the $3\times3$ Hessian is positive semidefinite on the global and the local
-#    minima and indefinite on the rest of the axis, so the local maxima of the reduced loss become **saddle points**.
-# 5. **Loss ordering** (Remark 1): $L(\Gamma^*) = H(x_{n+1}\mid x_n) < L(\text{local minima}) = L(\text{maxima})
-#    = L(\text{saddle}) = H(\pi)$: every local minimum is a bad one.
+# 1. Lemmas 7 and 3: $\nabla L = g'(c)\,\nabla c$ (with the bias: $F_c\nabla c + F_\beta\nabla\beta$); the closed
+#    forms agree with torch autograd to {glue:text}`ll_grad_err` ([Sec. 2](#sec-loss-landscape-gradients)).
+# 2. Thm 1: $\nabla L = 0$ iff $c = c^*$ or $e = 0$. A root search finds {glue:text}`ll_other_roots` roots elsewhere;
+#    the global minima $\Gamma^* = \{c = c^*\}$ lie on the predicted side of $w = -1/\sqrt2$
+#    ({glue:text}`ll_side_count` chains); the $w$-axis is critical for the full transformer (gradient
+#    {glue:text}`ll_axis_grad`) ([Sec. 3](#sec-loss-landscape-critical)).
+# 3. Lemma 8: on $\Gamma^*$ the Hessian has rank one, on the axis it is degenerate; a perturbation test classifies
+#    the axis into local minima, local maxima and the saddle $(0, -1/\sqrt2)$ (sign law at {glue:text}`ll_law_count`
+#    points) ([Sec. 4](#sec-loss-landscape-hessians)).
+# 4. Thms 6, 7, Lemma 4: with the bias the critical points are the same sets at $b = b^*(e, w)$, and the local maxima
+#    become saddles (eigenvalue signs as stated on {glue:text}`ll_sets_count` sets)
+#    ([Sec. 5](#sec-loss-landscape-bias)).
+# 5. Remark 1: $L(\Gamma^*) = H(x_{n+1}\mid x_n) < L(\text{minima}) = L(\text{maxima}) = L(\text{saddle}) = H(\pi)$,
+#    with a gap of at least {glue:text}`ll_min_gap` nats on a grid of the range
+#    ([Sec. 6](#sec-loss-landscape-ordering)).
 #
-# **Range.** The claims are exact statements for every chain with $p + q \ne 1$; the checks hold them for chains
-# with $p, q \in [0.02, 0.98]$ (Part I's theory range) and $|p + q - 1| \ge$ `margin` $\ge 0.02$ (the parameters cell refuses less), on both sides of
-# the line, for any seed, with at least the sizes the parameters cell demands. Near the line the landscape is
-# flat ($g'(0) = pq(p+q-1)/(p+q)^2$, at least {glue:text}`ll_gp0_min` on the range at the margin), so the
-# perturbation test derives which loss changes it can resolve from the rounding level of a loss value (see there):
-# in this run every disc is resolvable except a fraction of at most {glue:text}`ll_unresolved` of its
-# perturbations (the sliver $|e'| \lesssim 10^{-6}$), and the discs stay inside the range of $c$ where the sign
-# law holds ($|c'|$ below the second root of $g(c) = g(0)$, which is beyond $c^*$, and $|c^*| \ge \log(1 + 4m)$
-# with $m$ = `margin`; the parameters cell refuses a `radius` $r$ with $r^2(1 + 2\cdot 2.2^2) > |c^*|$ for a tested
-# chain). At the line itself ($p + q = 1$) every critical point is a global minimum and the classification
-# does not apply. The defaults use the chains of the paper's Fig. 1 and four more; CI re-runs the chapter at the
-# corners of the range and at the margin on both sides, with other seeds (`book/ci_params/loss_landscape.yaml`);
-# the chains $(0.02, 0.03)$, $(0.98, 0.97)$, $(0.03, 0.95)$, $(0.97, 0.05)$, $(0.49, 0.49)$ and $(0.51, 0.51)$
-# were also run.
+# The claims are exact for every chain with $p + q \ne 1$; they are checked on Part I's theory range at a margin from
+# the line (the table below). At the line itself every critical point is a global minimum.
 #
-# The figures draw the critical loci of the paper's Fig. 1 (a, c) for $(p, q) = (0.9, 0.9)$ and $(0.1, 0.1)$ on the
-# loss contours; an explorer follows a gradient-flow trajectory on the landscape (the next chapter,
-# {doc}`gradient_flow_energy`, explains where it ends).
+# ## Parameters
+#
+# The defaults use the chains of the paper's Fig. 1 and four more; CI re-runs the chapter at the corners of the range
+# and at the margin on both sides, with other seeds (`book/ci_params/loss_landscape.yaml`); the chains
+# $(0.02, 0.03)$, $(0.98, 0.97)$, $(0.03, 0.95)$, $(0.97, 0.05)$, $(0.49, 0.49)$ and $(0.51, 0.51)$ were also run.
+# The figures draw the critical loci of the paper's Fig. 1 (a, c) for $(p, q) = (0.9, 0.9)$ and $(0.1, 0.1)$; an
+# explorer follows a gradient-flow trajectory on the landscape (the next chapter, {doc}`gradient_flow_energy`,
+# explains where it ends).
 
 # %% tags=["parameters"]
 pq_main = [[0.9, 0.9], [0.1, 0.1]]  # two chains drawn in the figures (the paper's Fig. 1): p + q > 1 and p + q < 1
@@ -93,63 +79,58 @@ import math
 
 from markovlib.book import params
 
-margin = params.real("margin", margin, 0.02, 0.5)  # the stated margin of the claims
-pq_main = params.chains("pq_main", pq_main, margin, within=params.THEORY_RANGE)
-pq_extra = params.chains("pq_extra", pq_extra, margin, within=params.THEORY_RANGE)
-if len(pq_main) != 2 or not (sum(pq_main[0]) > 1 > sum(pq_main[1])):
-    raise ValueError(f"pq_main must hold two chains, the first with p + q > 1, the second with p + q < 1 (the two "
-                     f"figure panels), got {pq_main!r}")
-if len(pq_extra) < 2:
-    raise ValueError(f"pq_extra must hold at least two chains (the perturbation tests use the first two), got {pq_extra!r}")
-seed = params.nonnegative_int("seed", seed)
-n_random = params.positive_int("n_random", n_random)
-box = params.real("box", box, 0.1, 3.0)
-n_starts = params.positive_int("n_starts", n_starts)
-max_no_root = params.real("max_no_root", max_no_root, 0.0, 1.0)
-min_gamma_roots = params.nonnegative_int("min_gamma_roots", min_gamma_roots)
-n_axis = params.positive_int("n_axis", n_axis)
-n_perturb = params.positive_int("n_perturb", n_perturb)
-# n_starts: at the corners about a sixth of the starts land on Gamma*, so 120 starts give min_gamma_roots with
-# overwhelming probability
-for name, value, least in (("n_random", n_random, 10), ("n_starts", n_starts, 120), ("n_axis", n_axis, 11),
-                           ("n_perturb", n_perturb, 100)):
-    if value < least:
-        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-radius = params.real("radius", radius, 0.0, 0.2, closed=False)
-# the sign law is first order in c' = e'^2 m(w'): it holds while |c'| <= |c*| (see the perturbation test), and on the
-# discs |c'| <= radius^2 M_W with M_W = 1 + 2 (2.2)^2 the largest |m| for |w'| <= 2 + 0.2
-for i, (pp, qq) in enumerate(pq_main + pq_extra[:2]):
-    r_max = math.sqrt(abs(math.log((1 - pp) * (1 - qq) / (pp * qq))) / (1 + 2 * 2.2**2))
-    if radius > r_max:
-        raise ValueError(f"radius must be in (0, {r_max:.4f}] for the chain {(pp, qq)!r} (radius^2 (1 + 2 * 2.2^2) "
-                         f"<= |c*|, where the sign law holds), got {radius!r}")
-rounding_ulps = params.positive_real("rounding_ulps", rounding_ulps)
-min_resolved = params.real("min_resolved", min_resolved, 0.0, 1.0)
-n_gamma = params.positive_int("n_gamma", n_gamma)
-if n_gamma < 5:
-    raise ValueError(f"n_gamma must be an integer >= 5, got {n_gamma!r}")
-rtol_autograd = params.positive_real("rtol_autograd", rtol_autograd)
-full_d = params.positive_int("full_d", full_d)
-full_length = params.positive_int("full_length", full_length)
-if not 2 <= full_length <= 12:
-    raise ValueError(f"full_length must be an integer in [2, 12] (2^full_length sequences), got {full_length}")
-explorer_inits = params.pair_list("explorer_inits", explorer_inits, -2.0, 2.0)
+M_W = 1 + 2 * 2.2**2  # the largest |m(w')| = |1 + 2w'|w'|| on the perturbation discs (|w'| <= 2 + 0.2)
+RANGE = "Part I's theory range, at the margin from p + q = 1 (the claims depend on the side of the line)"
+SPEC = params.declare(
+    margin=params.Real(0.02, 0.5, why="the stated margin of the claims"),
+    pq_main=params.Chains(0.02, params.THEORY_RANGE, why=RANGE + "; the two figure panels: p + q > 1, then < 1"),
+    pq_extra=params.Chains(0.02, params.THEORY_RANGE, why=RANGE + "; the perturbation tests use the first two"),
+    seed=params.Int(0, why="any seed"),
+    n_random=params.Int(10, why="enough random points per chain for the autograd checks"),
+    box=params.Real(0.1, 3.0, why="random points in [-box, box]^2"),
+    n_starts=params.Int(120, why="at the corners about a sixth of the starts land on Gamma*: 120 give "
+                                 "min_gamma_roots with overwhelming probability"),
+    max_no_root=params.Real(0.0, 1.0, why="a fraction of stalled starts, fixed before the data"),
+    min_gamma_roots=params.Int(0, why="fixed before the data"),
+    n_axis=params.Int(11, why="enough axis points for the perturbation test"),
+    n_perturb=params.Int(100, why="enough perturbations per point"),
+    radius=params.Real(0.0, 0.2, closed=False, why="small discs; and radius^2 M_W <= |c*| (below)"),
+    rounding_ulps=params.Real(0.0, math.inf, closed=False, why="the rounding level of a loss value, in eps"),
+    min_resolved=params.Real(0.0, 1.0, why="a fraction, fixed before the data"),
+    n_gamma=params.Int(5, why="enough points on Gamma* for the Hessian checks"),
+    rtol_autograd=params.Real(0.0, math.inf, closed=False, why="a relative tolerance"),
+    full_d=params.Int(1, why="any width"),
+    full_length=params.Int(2, 12, why="2^full_length sequences are enumerated"),
+    explorer_inits=params.PairList(-2.0, 2.0, why="starts inside the drawn square"),
+    require=[
+        ("|p + q - 1| >= margin for every chain", lambda v: all(abs(a + b - 1) >= v["margin"] - 1e-12
+                                                                for a, b in v["pq_main"] + v["pq_extra"]),
+         "the stated margin from the line"),
+        ("pq_main: two chains, p + q > 1 then p + q < 1", lambda v: len(v["pq_main"]) == 2
+         and sum(v["pq_main"][0]) > 1 > sum(v["pq_main"][1]), "the two figure panels"),
+        ("len(pq_extra) >= 2", lambda v: len(v["pq_extra"]) >= 2, "the perturbation tests use the first two"),
+        ("radius^2 M_W <= |c*| for pq_main and pq_extra[:2]",
+         lambda v: all(v["radius"] <= math.sqrt(abs(math.log((1 - a) * (1 - b) / (a * b))) / M_W)
+                       for a, b in v["pq_main"] + v["pq_extra"][:2]),
+         "the sign law is first order in c' = e'^2 m(w'): it holds while |c'| <= |c*| (the perturbation test)"),
+    ],
+)
+globals().update(SPEC.check(globals()))
+SPEC.table()
 
 # %%
 # %matplotlib inline
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
 from markovlib.book import explorers, plotting, widgets
-from markovlib.book.glue import glue
 from markovlib.book.formatting import bound, fixed, yes_no
+from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov import canonical as C
-from markovlib.markov import drawings
+from markovlib.markov import canonical, checks, reference
+from markovlib.markov import drawings as markov_drawings
 from markovlib.markov.chain import MarkovChain
 from markovlib.numerics.roots import multistart_roots
 from markovlib.transformer.exact import exact_loss
@@ -157,15 +138,18 @@ from markovlib.transformer.model import canonical_full_model
 from markovlib.transformer.readout import optimal_canonical_bias
 
 torch.set_num_threads(1)  # small tensors: one thread is faster, and the budget is one core
+torch.set_default_dtype(torch.float64)
 plotting.use_style()
 rng = np.random.default_rng(seed)
 verified = Verification()  # one record per claim; the final cell prints the generated table
 EPS = np.finfo(float).eps
 pq_all = pq_main + pq_extra
-W_SAD = C.W_SADDLE
+W_SAD = canonical.W_SADDLE
 print(f"chains: {pq_all}")
 print(f"w_sad = -1/sqrt(2) = {W_SAD:.6f}")
+
 # %% [markdown]
+# (sec-loss-landscape-reduced)=
 # ## The reduced loss $g(c)$
 #
 # The chapter on the canonical model (the paper's App. B, C and Lemmas 2, 5, 6) derives the starting point. With
@@ -216,62 +200,25 @@ print(f"w_sad = -1/sqrt(2) = {W_SAD:.6f}")
 # g'(0) = \pi_1\big(\pi_1 - (1-q)\big) = \frac{p}{p+q}\cdot\frac{q\,(p+q-1)}{p+q} = \frac{pq\,(p+q-1)}{(p+q)^2}.
 # $$ (eq-g-prime-zero)
 #
-# The torch version of the loss below is written from {eq}`eq-logistic` with torch's own binary cross-entropy and
+# The torch version of the loss, `markovlib.markov.reference`, is written from {eq}`eq-logistic` with torch's own binary cross-entropy and
 # the root of the quadratic $qCu^2 + (q-p)u - p = 0$ ($u = e^{\beta}$, $C = e^c$) for the optimal bias, in the
 # form without cancellation for each sign of $q - p$. It shares no code with `markovlib`.
 
 # %%
-# independent reference (do not replace with markovlib): the loss of eq-logistic written with torch's own BCE
-torch.set_default_dtype(torch.float64)
-bce = torch.nn.functional.binary_cross_entropy_with_logits
-
-
-def F_torch(c, beta, p, q):
-    """Eq. (eq-logistic): the expected binary cross-entropy over the four pairs (x, y), weights pi_x P(y | x)."""
-    pi0, pi1 = q / (p + q), p / (p + q)
-    out = 0.0
-    for x, y, weight in ((0, 0, pi0 * (1 - p)), (0, 1, pi0 * p), (1, 0, pi1 * q), (1, 1, pi1 * (1 - q))):
-        z = c * x + beta
-        out = out + weight * bce(z, torch.full_like(z, float(y)), reduction="none")
-    return out
-
-
-def beta_star_torch(c, p, q):
-    """Root u = e^beta of q C u^2 + (q - p) u - p = 0 (C = e^c), written without cancellation."""
-    Cc = torch.exp(c)
-    S = torch.sqrt((q - p) ** 2 + 4 * p * q * Cc)
-    u = 2 * p / ((q - p) + S) if q >= p else ((p - q) + S) / (2 * q * Cc)
-    return torch.log(u)
-
-
-def coefficient_torch(e, w):
-    return e ** 2 * (1 + 2 * w * torch.abs(w))
-
-
-def L_reduced_torch(theta, p, q):
-    c = coefficient_torch(theta[..., 0], theta[..., 1])
-    return F_torch(c, beta_star_torch(c, p, q), p, q)
-
-
-def L_bias_torch(theta, p, q):
-    e, w, b = theta[..., 0], theta[..., 1], theta[..., 2]
-    return F_torch(coefficient_torch(e, w), b - e ** 2 / 2, p, q)
-
-
 rows, ok, worst = [], True, 0.0
 for p, q in pq_all:
     chain = MarkovChain(p, q)
-    cs = C.c_star(p, q)
+    cs = canonical.c_star(p, q)
     pi1 = p / (p + q)
     c = torch.linspace(-8, 8, 33)
-    beta = beta_star_torch(c, p, q).requires_grad_(True)
-    (F_beta,) = torch.autograd.grad(F_torch(c, beta, p, q).sum(), beta)  # first-order condition F_beta = 0
-    g_star, g_zero = F_torch(torch.tensor([cs, 0.0]), beta_star_torch(torch.tensor([cs, 0.0]), p, q), p, q).tolist()
+    beta = reference.optimal_beta(c, p, q).requires_grad_(True)
+    (F_beta,) = torch.autograd.grad(reference.logistic_loss(c, beta, p, q).sum(), beta)  # first-order condition F_beta = 0
+    g_star, g_zero = reference.logistic_loss(torch.tensor([cs, 0.0]), reference.optimal_beta(torch.tensor([cs, 0.0]), p, q), p, q).tolist()
     gp0_closed = p * q * (p + q - 1) / (p + q) ** 2
     errors = [float(F_beta.abs().max()), abs(g_star - chain.entropy_rate), abs(g_zero - chain.marginal_entropy),
-              abs(float(C.reduced_loss_grad(cs, p, q))), abs(float(C.reduced_loss_grad(0.0, p, q)) - gp0_closed),
-              abs(float(C.sigmoid(C.optimal_beta(0.0, p, q))) - pi1), abs(float(C.optimal_beta(0.0, p, q)) - math.log(p / q))]
-    g2_min = float(C.reduced_loss_hess(np.linspace(-30, 30, 601), p, q).min())
+              abs(float(canonical.reduced_loss_grad(cs, p, q))), abs(float(canonical.reduced_loss_grad(0.0, p, q)) - gp0_closed),
+              abs(float(canonical.sigmoid(canonical.optimal_beta(0.0, p, q))) - pi1), abs(float(canonical.optimal_beta(0.0, p, q)) - math.log(p / q))]
+    g2_min = float(canonical.reduced_loss_hess(np.linspace(-30, 30, 601), p, q).min())
     good = max(errors) < 1e-12 and g2_min > 0 and (cs > 0) == (p + q < 1)
     ok &= good
     worst = max(worst, max(errors))
@@ -280,6 +227,8 @@ print(f"{'p':>5}{'q':>5}{'c*':>9}{'g(c*)':>9}{'H rate':>9}{'g(0)':>9}{'H(pi)':>9
 for p, q, cs, gs, hr, g0, hp, gp0, err, g2, good in rows:
     print(f"{p:>5.2f}{q:>5.2f}{fixed(cs, 4):>9}{fixed(gs, 4):>9}{fixed(hr, 4):>9}{fixed(g0, 4):>9}{fixed(hp, 4):>9}"
           f"{fixed(gp0, 4):>9}{bound(err, 1e-13):>10}{g2:>9.1e}")
+
+# %% tags=["hide-input"]
 _ = verified.record("g(c*) = entropy rate, g(0) = H(pi), g'(0) = pq(p+q-1)/(p+q)^2, g'' > 0, c* > 0 iff p+q < 1 "
                     "(eq-c-star, eq-g-prime-zero)", ok, check=f"torch first-order condition and values vs MarkovChain, "
                     f"{len(pq_all)} chains; markovlib's g'(0), beta*(0) vs the closed forms; g'' on 601 points of "
@@ -297,8 +246,8 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 cgrid = np.linspace(-9, 9, 721)
 for ax, (p, q) in zip(axes, pq_main):
     chain = MarkovChain(p, q)
-    cs = C.c_star(p, q)
-    ax.plot(cgrid, C.reduced_loss(cgrid, p, q), color="k", lw=1.6, label="g(c)")
+    cs = canonical.c_star(p, q)
+    ax.plot(cgrid, canonical.reduced_loss(cgrid, p, q), color="k", lw=1.6, label="g(c)")
     plotting.yardsticks(ax, chain.entropy_rate, chain.marginal_entropy)
     ax.plot(cs, chain.entropy_rate, "*", color=plotting.GLOBAL, ms=14, mec="k", label=f"c* = {fixed(cs, 3)}")
     ax.plot(0, chain.marginal_entropy, "o", color=plotting.LOCAL, ms=8, mec="k", label="c = 0 (the w-axis)")
@@ -310,6 +259,7 @@ fig.suptitle("The reduced loss is convex in c: minimum at c*, value H(pi) at c =
 plt.show()
 
 # %% [markdown]
+# (sec-loss-landscape-gradients)=
 # ## Gradients (Lemmas 7 and 3)
 #
 # ```{prf:lemma} Gradients without bias (paper's Lemma 7)
@@ -351,30 +301,33 @@ plt.show()
 # paper's Remarks 2 and 4): this proportionality is what the energy of the next chapter integrates.
 # ```
 #
-# The check: `canonical.grad` (closed forms) against torch autograd of `L_reduced_torch` and `L_bias_torch` at
+# The check: `canonical.grad` (closed forms) against torch autograd of `reference.reduced_loss` and `reference.loss_with_bias` at
 # random points of $[-B, B]^2$ with $B$ = `box` = {glue:text}`ll_box` (and random $b \in [-2, 2]$) for every chain.
 
 # %%
 max_rel = {"reduced": 0.0, "bias": 0.0}
-_ = glue("ll_box", f"{box:g}")
 random_points = {}
 for p, q in pq_all:
     th = rng.uniform(-box, box, (n_random, 2))
     b = rng.uniform(-2, 2, n_random)
     random_points[(p, q)] = (th, b)
     T = torch.tensor(th, requires_grad=True)
-    (g_auto,) = torch.autograd.grad(L_reduced_torch(T, p, q).sum(), T)
-    g_lib = np.stack(C.grad(th[:, 0], th[:, 1], p, q), -1)
+    (g_auto,) = torch.autograd.grad(reference.reduced_loss(T, p, q).sum(), T)
+    g_lib = np.stack(canonical.grad(th[:, 0], th[:, 1], p, q), -1)
     max_rel["reduced"] = max(max_rel["reduced"], np.abs(g_auto.numpy() - g_lib).max() / np.abs(g_lib).max())
     T3 = torch.tensor(np.column_stack([th, b]), requires_grad=True)
-    (g_auto3,) = torch.autograd.grad(L_bias_torch(T3, p, q).sum(), T3)
-    g_lib3 = np.stack(C.grad(th[:, 0], th[:, 1], p, q, b=b), -1)
+    (g_auto3,) = torch.autograd.grad(reference.loss_with_bias(T3, p, q).sum(), T3)
+    g_lib3 = np.stack(canonical.grad(th[:, 0], th[:, 1], p, q, b=b), -1)
     max_rel["bias"] = max(max_rel["bias"], np.abs(g_auto3.numpy() - g_lib3).max() / np.abs(g_lib3).max())
     # the losses themselves: torch (eq-logistic) vs markovlib
-    assert np.allclose(L_reduced_torch(T, p, q).detach().numpy(), C.loss(th[:, 0], th[:, 1], p, q), rtol=1e-13)
+    assert np.allclose(reference.reduced_loss(T, p, q).detach().numpy(), canonical.loss(th[:, 0], th[:, 1], p, q), rtol=1e-13)
 print(f"{len(pq_all)} chains x {n_random} random points")
 print(f"Lemma 7 (no bias):  max |grad_autograd - grad_markovlib| / max|grad| = {bound(max_rel['reduced'], 1e-11)}")
 print(f"Lemma 3 (bias):     max |grad_autograd - grad_markovlib| / max|grad| = {bound(max_rel['bias'], 1e-11)}")
+
+# %% tags=["hide-input"]
+_ = glue("ll_box", f"{box:g}")
+_ = glue("ll_grad_err", bound(max(max_rel.values()), 1e-11))
 for name, key in (("Lemma 7 gradients = torch autograd (no bias)", "reduced"),
                   ("Lemma 3 gradients = torch autograd (with bias)", "bias")):
     _ = verified.record(name, max_rel[key] < rtol_autograd, check=f"torch autograd of the torch loss, {len(pq_all)} chains "
@@ -382,6 +335,7 @@ for name, key in (("Lemma 7 gradients = torch autograd (no bias)", "reduced"),
                         tolerance=f"relative {rtol_autograd:.0e}", kind="independent")
 
 # %% [markdown]
+# (sec-loss-landscape-critical)=
 # ## All critical points (Thm 1)
 #
 # By {prf:ref}`Lemma 7 <lem-7>`, $\nabla L = g'(c)\,\nabla c$, so a point is critical iff one factor vanishes:
@@ -464,29 +418,18 @@ for name, key in (("Lemma 7 gradients = torch autograd (no bias)", "reduced"),
 # they were checked against, or as the count itself when a bound fails.
 
 # %%
-def grad_vec(x, p, q):
-    return np.array(C.grad(x[0], x[1], p, q))
-
-
-def torch_grad(x, p, q):
-    """Gradient of the independent torch loss (autograd) at the points x (n, 2)."""
-    T = torch.tensor(np.atleast_2d(x), requires_grad=True)
-    (g,) = torch.autograd.grad(L_reduced_torch(T, p, q).sum(), T)
-    return g.numpy()
-
-
 table = [f"{'p':>5}{'q':>5}{'starts':>8}{'off the critical set':>22}{'stalled':>10}{'on Gamma*':>11}{'torch |grad|':>14}"]
 ok, roots_by_chain, worst_torch, other_total, worst_stall, fewest_gamma = True, {}, 0.0, 0, 0, n_starts
 for p, q in pq_all:
-    cs = C.c_star(p, q)
+    cs = canonical.c_star(p, q)
     starts = rng.uniform(-2, 2, (n_starts, 2))
-    roots, found = multistart_roots(lambda x, p=p, q=q: grad_vec(x, p, q), starts, jac=lambda x, p=p, q=q: C.hessian(x[0], x[1], p, q),
+    roots, found = multistart_roots(lambda x, p=p, q=q: np.array(canonical.grad(x[0], x[1], p, q)), starts, jac=lambda x, p=p, q=q: canonical.hessian(x[0], x[1], p, q),
                                     tol=1e-10)
     roots = roots[found]
-    g_torch = np.abs(torch_grad(roots, p, q)).max() if len(roots) else 0.0
+    g_torch = np.abs(reference.autograd_grad(roots, p, q)).max() if len(roots) else 0.0
     worst_torch = max(worst_torch, g_torch)
     on_axis = np.abs(roots[:, 0]) < 1e-4
-    on_gamma = ~on_axis & (np.abs(C.coefficient(roots[:, 0], roots[:, 1]) - cs) < 1e-8)
+    on_gamma = ~on_axis & (np.abs(canonical.coefficient(roots[:, 0], roots[:, 1]) - cs) < 1e-8)
     other = int(np.sum(~on_axis & ~on_gamma))
     other_total += other
     stalled = n_starts - int(found.sum())
@@ -498,6 +441,9 @@ for p, q in pq_all:
     gamma_txt = ">= " + str(min_gamma_roots) if on_gamma.sum() >= min_gamma_roots else str(int(on_gamma.sum()))
     table.append(f"{p:>5.2f}{q:>5.2f}{n_starts:>8}{other:>22}{stall_txt:>10}{gamma_txt:>11}{bound(g_torch, 1e-11):>14}")
 print("\n".join(table))
+
+# %% tags=["hide-input"]
+_ = glue("ll_other_roots", str(other_total))
 _ = verified.record("Thm 1: every root of grad L found lies on Gamma* or the w-axis (confirmed by torch autograd)", ok,
                     check=f"multistart root search, {n_starts} random starts per chain, {len(pq_all)} chains; roots' torch "
                     f"gradient", measured=f"{other_total} roots elsewhere; torch |grad| at the roots "
@@ -516,12 +462,6 @@ _ = verified.record("Thm 1: every root of grad L found lies on Gamma* or the w-a
 # above the entropy rate by the mutual information.
 
 # %%
-def format_floor(x):
-    """The measured minimum of a loss difference that must stay above -tau: its value when resolved (> 1e-12),
-    else its size as a bound at the rounding level (a few eps; tau = rounding_ulps eps is the tolerance)."""
-    return f"{x:.1e}" if x > 1e-12 else f"|min| {bound(x, 2e-15)}"
-
-
 ok, n_side = True, 0
 table = [f"{'p':>5}{'q':>5}{'Gamma* roots':>14}{'side of -1/sqrt2':>18}{'|L - H_rate|':>14}{'kernel err':>12}"
          f"{'wrong side: min L - H(pi)':>27}"]
@@ -532,13 +472,13 @@ for p, q in pq_all:
     r = roots_by_chain[(p, q)]
     side_ok = bool(np.all((r[:, 1] < W_SAD) == (p + q > 1)))
     T = torch.tensor(r)
-    lerr = float((L_reduced_torch(T, p, q) - chain.entropy_rate).abs().max())
-    c_r = coefficient_torch(T[:, 0], T[:, 1])
-    beta_r = beta_star_torch(c_r, p, q)
+    lerr = float((reference.reduced_loss(T, p, q) - chain.entropy_rate).abs().max())
+    c_r = reference.coefficient(T[:, 0], T[:, 1])
+    beta_r = reference.optimal_beta(c_r, p, q)
     kerr = float(torch.maximum((torch.sigmoid(beta_r) - p).abs(), (torch.sigmoid(c_r + beta_r) - (1 - q)).abs()).max())
     w_wrong = np.linspace(W_SAD + 0.01, 3, 200) if p + q > 1 else np.linspace(-3, W_SAD - 0.01, 200)
     Eg, Wg = np.meshgrid(e_w, w_wrong, indexing="ij")
-    L_wrong = L_reduced_torch(torch.tensor(np.stack([Eg, Wg], -1)), p, q).numpy()
+    L_wrong = reference.reduced_loss(torch.tensor(np.stack([Eg, Wg], -1)), p, q).numpy()
     gap_wrong = float(L_wrong.min() - chain.marginal_entropy)  # >= 0 up to rounding
     tau = rounding_ulps * EPS
     good = side_ok and lerr < 1e-10 and kerr < 1e-10 and gap_wrong > -tau
@@ -548,13 +488,16 @@ for p, q in pq_all:
     side_txt = "w < -1/sqrt2" if p + q > 1 else "w > -1/sqrt2"
     table.append(f"{p:>5.2f}{q:>5.2f}{'>= ' + str(min_gamma_roots):>14}{side_txt + ': ' + yes_no(side_ok):>18}"
                  f"{bound(lerr, 1e-12):>14}{bound(kerr, 1e-12):>12}"
-                 f"{format_floor(gap_wrong):>27}")
+                 f"{checks.floor_text(gap_wrong):>27}")
 print("\n".join(table))
+
+# %% tags=["hide-input"]
+_ = glue("ll_side_count", f"{n_side}/{len(pq_all)}")
 _ = verified.record("Thm 1 (i): the roots off the axis lie on w < -1/sqrt2 iff p+q > 1, with loss = entropy rate and "
                     "kernel prediction", ok, check="torch loss and prediction at the Check-1 roots; torch loss on a grid "
                     "of the other side", measured=f"side right for {n_side}/{len(pq_all)} chains; |L - H_rate| "
                     f"{bound(worst['loss'], 1e-12)}, kernel {bound(worst['kernel'], 1e-12)}; other side min L - H(pi) "
-                    f"{format_floor(worst['wrong'])}",
+                    f"{checks.floor_text(worst['wrong'])}",
                     tolerance=f"every chain; 1e-10; other side L >= H(pi) - {rounding_ulps:g} eps", kind="independent")
 
 # %% [markdown]
@@ -593,6 +536,9 @@ ok = worst_axis < 1e-12 and worst_loss < 1e-12 and min_off > 1e-6
 print(f"full transformer (d = {full_d}, N = {full_length}), {w_full.size} axis points x {len(pq_all)} chains:")
 print(f"  at e = 0:   max |dL/dparameter| = {bound(worst_axis, 1e-13)}, |L - H(pi)| = {bound(worst_loss, 1e-13)}")
 print(f"  at e = 0.3: smallest max |dL/dparameter| = {min_off:.1e}")
+
+# %% tags=["hide-input"]
+_ = glue("ll_axis_grad", bound(worst_axis, 1e-13))
 _ = verified.record("Thm 1: the w-axis is critical (full transformer, every parameter), loss H(pi)", ok,
                     check=f"torch autograd of the exact loss of canonical_full_model at e = 0, b = log(p/q); "
                     f"{w_full.size} w x {len(pq_all)} chains; nonzero at e = 0.3", measured=f"max |grad| "
@@ -609,8 +555,8 @@ _ = verified.record("Thm 1: the w-axis is critical (full transformer, every para
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.8))
 for ax, (p, q) in zip(axes, pq_main):
-    drawings.loss_contours(ax, p, q, colorbar=ax is axes[1])
-    drawings.critical_points(ax, p, q, legend=False)
+    markov_drawings.loss_contours(ax, p, q, colorbar=ax is axes[1])
+    markov_drawings.critical_points(ax, p, q, legend=False)
     ax.set_title(f"p = {p}, q = {q}: p + q {'>' if p + q > 1 else '<'} 1")
 handles, labels = axes[0].get_legend_handles_labels()
 fig.legend(handles, labels, loc="lower center", ncol=5, bbox_to_anchor=(0.45, -0.06))
@@ -618,6 +564,7 @@ fig.suptitle("Critical points of L(e, w) (Thm 1; the loci of the paper's Fig. 1 
 plt.show()
 
 # %% [markdown]
+# (sec-loss-landscape-hessians)=
 # ## Hessians (Lemma 8)
 #
 # ```{prf:lemma} Hessian of the reduced loss (paper's Lemma 8)
@@ -668,20 +615,22 @@ hess_red_torch = {}
 err = dict(red=0.0, bias=0.0, schur=0.0)
 for p, q in pq_all:
     th, b = random_points[(p, q)]
-    H_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: L_reduced_torch(x, p, q)))(torch.tensor(th)).numpy()
-    H_lib = C.hessian(th[:, 0], th[:, 1], p, q)
+    H_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: reference.reduced_loss(x, p, q)))(torch.tensor(th)).numpy()
+    H_lib = canonical.hessian(th[:, 0], th[:, 1], p, q)
     err["red"] = max(err["red"], np.abs(H_auto - H_lib).max() / np.abs(H_lib).max())
     th3 = np.column_stack([th, b])
-    H3_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: L_bias_torch(x, p, q)))(torch.tensor(th3)).numpy()
-    H3_lib = C.hessian(th[:, 0], th[:, 1], p, q, b=b)
+    H3_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: reference.loss_with_bias(x, p, q)))(torch.tensor(th3)).numpy()
+    H3_lib = canonical.hessian(th[:, 0], th[:, 1], p, q, b=b)
     err["bias"] = max(err["bias"], np.abs(H3_auto - H3_lib).max() / np.abs(H3_lib).max())
     # Lemma 8: Schur complement of the 3x3 Hessian at the optimal bias
-    Hs = C.hessian(th[:, 0], th[:, 1], p, q, b=C.optimal_bias(th[:, 0], th[:, 1], p, q))
+    Hs = canonical.hessian(th[:, 0], th[:, 1], p, q, b=canonical.optimal_bias(th[:, 0], th[:, 1], p, q))
     schur = Hs[:, :2, :2] - Hs[:, :2, 2:] @ Hs[:, 2:, :2] / Hs[:, 2:, 2:]
     err["schur"] = max(err["schur"], np.abs(schur - H_lib).max() / np.abs(H_lib).max())
 print(f"2x2 Hessian (no bias) vs torch.func.hessian: max rel. error {bound(err['red'], 1e-12)}")
 print(f"3x3 Hessian (bias)    vs torch.func.hessian: max rel. error {bound(err['bias'], 1e-12)}")
 print(f"Lemma 8: Schur complement of the 3x3 Hessian at b* vs 2x2 Hessian: max rel. error {bound(err['schur'], 1e-12)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Hessians (2x2 without bias, 3x3 with bias) = torch autograd", max(err["red"], err["bias"]) < rtol_autograd,
                     check=f"torch.func.hessian of the torch losses at the random points, {len(pq_all)} chains",
                     measured=bound(max(err["red"], err["bias"]), 1e-12), tolerance=f"relative {rtol_autograd:.0e}",
@@ -695,20 +644,20 @@ print(f"{'p':>5}{'q':>5}{'lambda_max / (g2(c*)|grad c|^2) - 1':>36}{'|lambda_min
       f"{'|H t| / (lambda_max |t|)':>26}{'autograd err':>14}")
 ok, worst_g = True, 0.0
 for p, q in pq_all:
-    cs_set = C.critical_sets(p, q)
+    cs_set = canonical.critical_sets(p, q)
     side = np.linspace(-2.4, W_SAD - 0.05, n_gamma) if p + q > 1 else np.linspace(W_SAD + 0.05, 2.4, n_gamma)
     e_g = cs_set.global_min_e(side) * rng.choice([-1, 1], n_gamma)  # both branches e > 0 and e < 0
-    H = C.hessian(e_g, side, p, q)
+    H = canonical.hessian(e_g, side, p, q)
     lam = np.linalg.eigvalsh(H)  # ascending
     m = 1 + 2 * side * np.abs(side)
     grad_c = np.stack([2 * e_g * m, 4 * e_g ** 2 * np.abs(side)], -1)
-    predicted = C.reduced_loss_hess(cs_set.c_star, p, q) * (grad_c ** 2).sum(-1)
+    predicted = canonical.reduced_loss_hess(cs_set.c_star, p, q) * (grad_c ** 2).sum(-1)
     tangent = np.stack([-e_g * 4 * np.abs(side) / (2 * m), np.ones_like(side)], -1)  # d/dw of (e(w), w) on Gamma*
     rel_top = np.abs(lam[:, 1] / predicted - 1).max()
     rel_zero = (np.abs(lam[:, 0]) / lam[:, 1]).max()
     Ht = np.einsum("nij,nj->ni", H, tangent)
     rel_tangent = (np.linalg.norm(Ht, axis=1) / (lam[:, 1] * np.linalg.norm(tangent, axis=1))).max()
-    H_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: L_reduced_torch(x, p, q)))(
+    H_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: reference.reduced_loss(x, p, q)))(
         torch.tensor(np.column_stack([e_g, side]))).numpy()
     auto_err = np.abs(H_auto - H).max() / np.abs(H).max()
     good = max(rel_top, rel_zero, rel_tangent) < 1e-8 and auto_err < rtol_autograd
@@ -716,6 +665,8 @@ for p, q in pq_all:
     worst_g = max(worst_g, rel_top, rel_zero, rel_tangent)
     print(f"{p:>5.2f}{q:>5.2f}{bound(rel_top, 1e-10):>36}{bound(rel_zero, 1e-10):>27}{bound(rel_tangent, 1e-10):>26}"
           f"{bound(auto_err, 1e-12):>14}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma 8 on Gamma*: rank one, eigenvalue g''(c*)|grad c|^2, zero along Gamma*", ok,
                     check=f"eigen-decomposition of canonical.hessian at {n_gamma} points of Gamma* per chain (both signs of "
                     "e) vs the closed form; torch Hessian", measured=bound(worst_g, 1e-10), tolerance="relative 1e-8",
@@ -725,18 +676,20 @@ _ = verified.record("Lemma 8 on Gamma*: rank one, eigenvalue g''(c*)|grad c|^2, 
 axis_err = 0.0
 w_axis = np.linspace(-3, 3, 601)
 for p, q in pq_all:
-    H = C.hessian(np.zeros_like(w_axis), w_axis, p, q)
+    H = canonical.hessian(np.zeros_like(w_axis), w_axis, p, q)
     m = 1 + 2 * w_axis * np.abs(w_axis)
     diag = np.zeros_like(H)
     diag[:, 0, 0] = 2 * p * q * (p + q - 1) / (p + q) ** 2 * m
-    H_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: L_reduced_torch(x, p, q)))(
+    H_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: reference.reduced_loss(x, p, q)))(
         torch.tensor(np.column_stack([np.zeros_like(w_axis), w_axis]))).numpy()
     scale = max(1.0, float(np.abs(diag).max()))  # entries up to 2 g'(0) 19 at |w| = 3: rounding is relative
     axis_err = max(axis_err, float(np.abs(H - diag).max()) / scale, float(np.abs(H_auto - diag).max()) / scale)
-H_sad = max(float(np.abs(C.hessian(0.0, W_SAD, p, q)).max()) for p, q in pq_all)
+H_sad = max(float(np.abs(canonical.hessian(0.0, W_SAD, p, q)).max()) for p, q in pq_all)
 print(f"axis Hessian = diag(2 g'(0)(1 + 2w|w|), 0) on {w_axis.size} points x {len(pq_all)} chains "
       f"(closed form, markovlib, autograd): max relative error {bound(axis_err, 1e-12)}")
 print(f"Hessian at the saddle (0, -1/sqrt 2), {len(pq_all)} chains: max |entry| = {bound(H_sad, 1e-13)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Lemma 8 on the w-axis: Hessian = diag(2g'(0)(1+2w|w|), 0), zero at the saddle",
                     axis_err < 1e-11 and H_sad < 1e-12, check=f"closed form = canonical.hessian = torch.func.hessian on "
                     f"{w_axis.size} axis points x {len(pq_all)} chains",
@@ -745,6 +698,13 @@ _ = verified.record("Lemma 8 on the w-axis: Hessian = diag(2g'(0)(1+2w|w|), 0), 
 
 # %% [markdown]
 # ### The perturbation test on the degenerate axis
+#
+# Near the line $p + q = 1$ the landscape is flat ($g'(0) = pq(p+q-1)/(p+q)^2$, at least {glue:text}`ll_gp0_min`
+# on the range at the margin), so the test derives which loss changes it can resolve from the rounding level of a
+# loss value (below): in this run every disc is resolvable except a fraction of at most {glue:text}`ll_unresolved`
+# of its perturbations (the sliver $|e'| \lesssim 10^{-6}$), and the discs stay inside the range of $c$ where the
+# sign law holds ($|c'|$ below the second root of $g(c) = g(0)$, which is beyond $c^*$, and $|c^*| \ge
+# \log(1 + 4m)$ with $m$ = `margin`).
 #
 # For each chain, $n_{axis}$ points $(0, w)$ on $[-2, 2]$ (keeping a distance $2r$ from the saddle so that their
 # neighbourhood does not reach it) and, around each, $n_{perturb}$ perturbations uniform in the disc of radius
@@ -780,28 +740,26 @@ _ = verified.record("Lemma 8 on the w-axis: Hessian = diag(2g'(0)(1+2w|w|), 0), 
 # fraction `min_resolved` of the perturbations must be resolvable, so the law is never checked on a vacuous set.
 
 # %%
-def disc(n, r):
-    ang, rad = rng.uniform(0, 2 * np.pi, n), r * np.sqrt(rng.uniform(0, 1, n))
-    return rad * np.cos(ang), rad * np.sin(ang)
-
-
 tau = rounding_ulps * EPS  # the rounding level of a computed loss difference (derived above)
 w_test = np.linspace(-2, 2, n_axis)
 w_test = w_test[np.abs(w_test - W_SAD) > 2 * radius]
 print(f"tau = {rounding_ulps:g} eps = {tau:.1e}")
-print(f"{'p':>5}{'q':>5}{'type':>11}{'points':>8}{'dL > 0':>8}{'dL < 0':>8}{'max|dL|':>10}{'resolved':>10}"
-      f"{'sign law':>10}{'classify':>10}")
-ok, floor, resolved_frac, n_law, n_pts = True, 0.0, 1.0, 0, 0
+
+# %% [markdown]
+# The test itself, chain by chain and point by point (its table follows):
+
+# %%
+ok, floor, resolved_frac, n_law, n_pts, stats_by_chain = True, 0.0, 1.0, 0, 0, {}
 for p, q in pq_main + pq_extra[:2]:
     H_pi = MarkovChain(p, q).marginal_entropy
     gp0 = p * q * (p + q - 1) / (p + q) ** 2
     M2 = min(p, q) / (p + q) / 8  # M / 2 with M = min(pi_0, pi_1) / 4, the bound on g''
-    cs_pt, gap_pt = C.c_star(p, q), H_pi - MarkovChain(p, q).entropy_rate  # c* and g(0) - g(c*)
-    floor = max(floor, float(np.abs(C.loss(np.zeros_like(w_test), w_test, p, q) - H_pi).max()))
+    cs_pt, gap_pt = canonical.c_star(p, q), H_pi - MarkovChain(p, q).entropy_rate  # c* and g(0) - g(c*)
+    floor = max(floor, float(np.abs(canonical.loss(np.zeros_like(w_test), w_test, p, q) - H_pi).max()))
     stats = {}
     for w0 in list(w_test) + [W_SAD]:
-        de, dw = disc(n_perturb * (5 if w0 == W_SAD else 1), radius)
-        dL = C.loss(de, w0 + dw, p, q) - H_pi
+        de, dw = checks.disc(rng, n_perturb * (5 if w0 == W_SAD else 1), radius)
+        dL = canonical.loss(de, w0 + dw, p, q) - H_pi
         mm = 1 + 2 * (w0 + dw) * np.abs(w0 + dw)
         cp = de ** 2 * mm
         # |exact dL| >= lower, by convexity of g (derived above; needs |c'| <= |c*|, enforced on radius)
@@ -820,18 +778,27 @@ for p, q in pq_main + pq_extra[:2]:
         s["big"] = max(s["big"], np.abs(dL).max())
         s["lo"], s["hi"] = min(s["lo"], dL.min()), max(s["hi"], dL.max())
         s["law"] &= law and consistent
-        s["cls"] &= C.classify(0.0, w0, p, q) == kind
+        s["cls"] &= canonical.classify(0.0, w0, p, q) == kind
     sad = stats["saddle"]
     resolved_frac = min(resolved_frac, min(min(s["res"]) for s in stats.values()))
     good = (stats["local_min"]["lo"] > -tau and stats["local_max"]["hi"] < tau
             and 0.4 < sad["pos"][0] < 0.6 and 0.4 < sad["neg"][0] < 0.6 and all(s["law"] and s["cls"] for s in stats.values()))
     ok &= good
+    stats_by_chain[(p, q)] = stats
+ok &= floor < tau and resolved_frac >= min_resolved
+
+# %%
+print(f"{'p':>5}{'q':>5}{'type':>11}{'points':>8}{'dL > 0':>8}{'dL < 0':>8}{'max|dL|':>10}{'resolved':>10}"
+      f"{'sign law':>10}{'classify':>10}")
+for (p, q), stats in stats_by_chain.items():
     for kind, s in stats.items():
         print(f"{p:>5.2f}{q:>5.2f}{kind:>11}{s['n']:>8}{fixed(np.mean(s['pos']), 2):>8}{fixed(np.mean(s['neg']), 2):>8}"
               f"{s['big']:>10.1e}{fixed(min(s['res']), 4):>10}{yes_no(s['law']):>10}{yes_no(s['cls']):>10}")
-ok &= floor < tau and resolved_frac >= min_resolved
 print(f"rounding floor: max |L(0, w) - H(pi)| = {bound(floor, 1e-15)} (tau = {tau:.1e}); smallest resolvable "
       f"fraction of a disc {fixed(resolved_frac, 4)}")
+
+# %% tags=["hide-input"]
+_ = glue("ll_law_count", f"{n_law}/{n_pts}")
 _ = glue("ll_unresolved", f"{1 - resolved_frac:.0e}" if resolved_frac < 1 else "0")
 g_r = np.linspace(*params.THEORY_RANGE, 481)
 PP, QQ = np.meshgrid(g_r, g_r)
@@ -857,12 +824,12 @@ es = np.linspace(-0.6, 0.6, 241)
 for ax, (p, q) in zip(axes, pq_main):
     H_pi = MarkovChain(p, q).marginal_entropy
     for w0, ls in ((0.0, "-"), (-1.2, "--"), (W_SAD, ":"), (W_SAD + 0.1, "-."), (W_SAD - 0.1, (0, (1, 3)))):
-        kind = C.classify(0.0, w0, p, q)
+        kind = canonical.classify(0.0, w0, p, q)
         colour = {"local_min": plotting.LOCAL, "local_max": plotting.MAXIMA, "saddle": plotting.SADDLE}[kind]
         label = f"w = {w0:.3f} ({kind.replace('_', ' ')})" if abs(w0 - W_SAD) > 0.01 or kind == "saddle" else None
         if abs(abs(w0 - W_SAD) - 0.1) < 1e-9:
             label = f"w = w_sad {'+' if w0 > W_SAD else '-'} 0.1 ({kind.replace('_', ' ')})"
-        ax.plot(es, C.loss(es, w0, p, q) - H_pi, color=colour, ls=ls, lw=1.6, label=label)
+        ax.plot(es, canonical.loss(es, w0, p, q) - H_pi, color=colour, ls=ls, lw=1.6, label=label)
     ax.axhline(0, color="k", lw=0.6)
     ax.set_xlabel("e (w fixed)")
     ax.set_title(f"p = {p}, q = {q}: p + q {'>' if p + q > 1 else '<'} 1")
@@ -872,6 +839,7 @@ fig.suptitle("Across the w-axis: minima, maxima and the saddle (Thm 1)")
 plt.show()
 
 # %% [markdown]
+# (sec-loss-landscape-bias)=
 # ## With the bias (Thms 6, 7 and Lemma 4)
 #
 # Keep the bias $b$ as a third parameter: $L(e, w, b) = F(c(e, w), b - e^2/2)$. By {prf:ref}`Lemma 3 <lem-3>`,
@@ -948,30 +916,19 @@ plt.show()
 # dimensions.
 
 # %%
-def grad3(x, p, q):
-    return np.array(C.grad(x[0], x[1], p, q, b=x[2]))
-
-
-def torch_grad3(x, p, q):
-    """Gradient of the independent torch loss with bias (autograd) at the points x (n, 3)."""
-    T = torch.tensor(np.atleast_2d(x), requires_grad=True)
-    (g,) = torch.autograd.grad(L_bias_torch(T, p, q).sum(), T)
-    return g.numpy()
-
-
 table = [f"{'p':>5}{'q':>5}{'starts':>8}{'off the lifted sets':>21}{'stalled':>10}{'max|b-b*|':>11}{'torch |grad|':>14}"]
 ok, worst_b, worst_t, other6 = True, 0.0, 0.0, 0
 for p, q in pq_all:
-    cs = C.c_star(p, q)
+    cs = canonical.c_star(p, q)
     starts = np.column_stack([rng.uniform(-2, 2, (n_starts, 2)), rng.uniform(-3, 3, n_starts)])
-    roots, found = multistart_roots(lambda x, p=p, q=q: grad3(x, p, q), starts,
-                                    jac=lambda x, p=p, q=q: C.hessian(x[0], x[1], p, q, b=x[2]), tol=1e-10)
+    roots, found = multistart_roots(lambda x, p=p, q=q: np.array(canonical.grad(x[0], x[1], p, q, b=x[2])), starts,
+                                    jac=lambda x, p=p, q=q: canonical.hessian(x[0], x[1], p, q, b=x[2]), tol=1e-10)
     roots = roots[found]
     e, w, b = roots.T
-    b_err = float(np.abs(b - C.optimal_bias(e, w, p, q)).max()) if len(roots) else 0.0
-    g_t = float(np.abs(torch_grad3(roots, p, q)).max()) if len(roots) else 0.0
+    b_err = float(np.abs(b - canonical.optimal_bias(e, w, p, q)).max()) if len(roots) else 0.0
+    g_t = float(np.abs(reference.autograd_grad(roots, p, q)).max()) if len(roots) else 0.0
     on_axis = np.abs(e) < 1e-4
-    other = int(np.sum(~on_axis & ~(np.abs(C.coefficient(e, w) - cs) < 1e-8)))
+    other = int(np.sum(~on_axis & ~(np.abs(canonical.coefficient(e, w) - cs) < 1e-8)))
     other6 += other
     stalled = n_starts - int(found.sum())
     ok &= other == 0 and stalled <= max_no_root * n_starts and b_err < 1e-6 and g_t < 1e-9
@@ -980,6 +937,8 @@ for p, q in pq_all:
     table.append(f"{p:>5.2f}{q:>5.2f}{n_starts:>8}{other:>21}{stall_txt:>10}"
                  f"{bound(b_err, 1e-8):>11}{bound(g_t, 1e-11):>14}")
 print("\n".join(table))
+
+# %% tags=["hide-input"]
 _ = verified.record("Thm 6: every root of grad L(e, w, b) is a critical point of the reduced loss at b = b*", ok,
                     check=f"multistart root search in (e, w, b), {n_starts} starts per chain; roots' torch gradient",
                     measured=f"{other6} roots elsewhere; |b - b*| {bound(worst_b, 1e-8)}; torch |grad| {bound(worst_t, 1e-11)}",
@@ -989,15 +948,15 @@ _ = verified.record("Thm 6: every root of grad L(e, w, b) is a critical point of
 print(f"{'p':>5}{'q':>5}{'set':>22}{'points':>8}{'min eig / max eig':>19}{'#neg':>6}{'#zero':>7}  verdict")
 ok, l4_err, n_sets, n_sets_ok = True, 0.0, 0, 0
 for p, q in pq_all:
-    cs_set = C.critical_sets(p, q)
+    cs_set = canonical.critical_sets(p, q)
     k = p * q / (p + q) ** 2
     # Lemma 4 on the axis, order (b, e, w) <- canonical order (e, w, b)
-    H3 = C.hessian(np.zeros_like(w_axis), w_axis, p, q, b=math.log(p / q))
+    H3 = canonical.hessian(np.zeros_like(w_axis), w_axis, p, q, b=math.log(p / q))
     H3_bew = H3[:, [2, 0, 1]][:, :, [2, 0, 1]]
     lemma4 = np.zeros_like(H3_bew)
     lemma4[:, 0, 0] = k
     lemma4[:, 1, 1] = k * 2 * (p + q - 1) * (1 + 2 * w_axis * np.abs(w_axis))
-    H3_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: L_bias_torch(x, p, q)))(torch.tensor(
+    H3_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: reference.loss_with_bias(x, p, q)))(torch.tensor(
         np.column_stack([np.zeros_like(w_axis), w_axis, np.full_like(w_axis, math.log(p / q))]))).numpy()
     l4_err = max(l4_err, float(np.abs(H3_bew - lemma4).max()), float(np.abs(H3_auto - H3).max()))
     lam = np.linalg.eigvalsh(H3)
@@ -1006,7 +965,7 @@ for p, q in pq_all:
     # on Gamma*_b
     side = np.linspace(-2.4, W_SAD - 0.05, n_gamma) if p + q > 1 else np.linspace(W_SAD + 0.05, 2.4, n_gamma)
     e_g = cs_set.global_min_e(side)
-    lam_g = np.linalg.eigvalsh(C.hessian(e_g, side, p, q, b=C.optimal_bias(e_g, side, p, q)))
+    lam_g = np.linalg.eigvalsh(canonical.hessian(e_g, side, p, q, b=canonical.optimal_bias(e_g, side, p, q)))
     for name, L_, expect in (("Gamma*_b", lam_g, "psd rank 2"), ("Gamma_min,b (axis)", lam[is_min], "psd"),
                              ("Gamma_sad,b (axis)", lam[is_sad], "indefinite")):
         scale = np.abs(L_).max(axis=1)
@@ -1018,6 +977,9 @@ for p, q in pq_all:
         n_sets, n_sets_ok = n_sets + 1, n_sets_ok + verdict
         print(f"{p:>5.2f}{q:>5.2f}{name:>22}{len(L_):>8}{fixed((L_[:, 0] / L_[:, -1]).min(), 3):>19}{neg.max():>6}"
               f"{zero.max():>7}  {expect}: {yes_no(verdict)}")
+
+# %% tags=["hide-input"]
+_ = glue("ll_sets_count", f"{n_sets_ok}/{n_sets}")
 _ = verified.record("Lemma 4 (closed form = markovlib = autograd); Hessian psd on Gamma*_b and Gamma_min,b, indefinite on "
                     "the lifted maxima", ok and l4_err < 1e-11, check=f"closed form, canonical.hessian and torch.func.hessian "
                     f"on {w_axis.size} axis points; eigenvalue signs (relative 1e-12) on Gamma*_b and the axis, "
@@ -1030,11 +992,6 @@ _ = verified.record("Lemma 4 (closed form = markovlib = autograd); Hessian psd o
 # both ways (the maxima of the reduced loss are saddles now, Thm 7).
 
 # %%
-def ball(n, r):
-    x = rng.normal(size=(n, 3))
-    return r * x / np.linalg.norm(x, axis=1, keepdims=True) * rng.uniform(0, 1, (n, 1)) ** (1 / 3)
-
-
 print(f"{'p':>5}{'q':>5}{'lifted set':>16}{'points':>8}{'dL > 0':>9}{'dL < 0':>9}{'max|dL|':>10}  verdict")
 ok, min_lo, n_both, n_sad_pts = True, np.inf, 0, 0
 for p, q in pq_main + pq_extra[:2]:
@@ -1042,8 +999,8 @@ for p, q in pq_main + pq_extra[:2]:
     b0 = math.log(p / q)
     res = {}
     for w0 in list(w_test) + [W_SAD]:
-        d = ball(n_perturb * (5 if w0 == W_SAD else 1), radius)
-        dL = C.loss(d[:, 0], w0 + d[:, 1], p, q, b=b0 + d[:, 2]) - H_pi
+        d = checks.ball(rng, n_perturb * (5 if w0 == W_SAD else 1), radius)
+        dL = canonical.loss(d[:, 0], w0 + d[:, 1], p, q, b=b0 + d[:, 2]) - H_pi
         kind = "saddle" if w0 == W_SAD else ("min" if (p + q - 1) * (w0 - W_SAD) > 0 else "max -> saddle")
         s = res.setdefault(kind, dict(n=0, pos=[], neg=[], big=0.0, both=True))
         s["n"] += 1
@@ -1064,14 +1021,17 @@ for p, q in pq_main + pq_extra[:2]:
                    else f"both signs: {yes_no(s['both'])}")
         print(f"{p:>5.2f}{q:>5.2f}{kind:>16}{s['n']:>8}{fixed(np.mean(s['pos']), 2):>9}{fixed(np.mean(s['neg']), 2):>9}"
               f"{s['big']:>10.1e}  {verdict}")
+
+# %% tags=["hide-input"]
 _ = verified.record("Thm 7: lifted minima are local minima, lifted maxima and the saddle are saddle points (perturbation)",
                     ok, check=f"{n_perturb} perturbations of canonical.loss in balls of radius {radius} in (e, w, b), "
                     f"{len(pq_main) + 2} chains", measured=f"around the minima min dL "
-                    f"{format_floor(min_lo)}; both signs at "
+                    f"{checks.floor_text(min_lo)}; both signs at "
                     f"{n_both}/{n_sad_pts} lifted maxima and saddles", tolerance=f"dL > -tau, tau = {rounding_ulps:g} eps; "
                     "every point", kind="same code")
 
 # %% [markdown]
+# (sec-loss-landscape-ordering)=
 # ## The loss ordering (Remark 1)
 #
 # Both theorems end with the same ordering: the global minima have the entropy rate as loss, every other critical
@@ -1086,24 +1046,27 @@ grid = np.linspace(*params.THEORY_RANGE, 25)
 ord_err, gaps = 0.0, []
 for p in grid:
     for q in grid:
-        if C.is_iid(p, q):
+        if canonical.is_iid(p, q):
             continue
         chain = MarkovChain(p, q)
-        cs_set = C.critical_sets(p, q)
+        cs_set = canonical.critical_sets(p, q)
         w_g = -1.5 if p + q > 1 else 0.5
         e_g = float(cs_set.global_min_e(w_g))
         # losses from the independent torch reference (eq-logistic), at points of the critical sets
-        L_glob = [float(L_reduced_torch(torch.tensor([e_g, w_g]), p, q)),
-                  float(L_bias_torch(torch.tensor([e_g, w_g, float(C.optimal_bias(e_g, w_g, p, q))]), p, q))]
+        L_glob = [float(reference.reduced_loss(torch.tensor([e_g, w_g]), p, q)),
+                  float(reference.loss_with_bias(torch.tensor([e_g, w_g, float(canonical.optimal_bias(e_g, w_g, p, q))]), p, q))]
         w_min, w_max = (0.3, -1.2) if p + q > 1 else (-1.2, 0.3)
-        L_rest = [float(L_reduced_torch(torch.tensor([0.0, w]), p, q)) for w in (w_min, w_max, W_SAD)]
-        L_rest += [float(L_bias_torch(torch.tensor([0.0, w, math.log(p / q)]), p, q)) for w in (w_min, w_max, W_SAD)]
+        L_rest = [float(reference.reduced_loss(torch.tensor([0.0, w]), p, q)) for w in (w_min, w_max, W_SAD)]
+        L_rest += [float(reference.loss_with_bias(torch.tensor([0.0, w, math.log(p / q)]), p, q)) for w in (w_min, w_max, W_SAD)]
         ord_err = max(ord_err, float(np.abs(np.array(L_glob) - chain.entropy_rate).max()),
                       float(np.abs(np.array(L_rest) - chain.marginal_entropy).max()))
         gaps.append(chain.marginal_entropy - chain.entropy_rate)
 ok = ord_err < 1e-12 and min(gaps) > 0
 print(f"{len(gaps)} chains (p + q != 1): L(Gamma*) = entropy rate, L(min) = L(max) = L(saddle) = H(pi) to "
       f"{bound(ord_err, 1e-13)}; smallest gap H(pi) - entropy rate = {min(gaps):.2e}")
+
+# %% tags=["hide-input"]
+_ = glue("ll_min_gap", f"{min(gaps):.2e}")
 _ = verified.record("Loss ordering: L(Gamma*) = entropy rate < L(min) = L(max) = L(saddle) = H(pi) (Remark 1)", ok,
                     check=f"torch loss at points of each critical set vs MarkovChain entropies, {len(gaps)} chains on a "
                     f"grid of the range", measured=f"{bound(ord_err, 1e-13)}; smallest gap {min(gaps):.2e}",
@@ -1120,14 +1083,14 @@ _ = verified.record("Loss ordering: L(Gamma*) = entropy rate < L(min) = L(max) =
 # {glue:text}`ll_explorer_outcomes` point respectively. The next chapter shows what decides it.
 
 # %%
-ui = widgets.explorer(drawings.draw_landscape, p=(0.02, 0.98, 0.01, pq_main[0][0]), q=(0.02, 0.98, 0.01, pq_main[0][1]),
+ui = widgets.explorer(markov_drawings.draw_landscape, p=(0.02, 0.98, 0.01, pq_main[0][0]), q=(0.02, 0.98, 0.01, pq_main[0][1]),
                       e0=(-2.0, 2.0, 0.05, explorer_inits[0][0]), w0=(-2.0, 2.0, 0.05, explorer_inits[0][1]))
 if ui is not None:
     display(ui)
 
 fig, axes = plt.subplots(1, 2, figsize=(13, 6.0), layout="constrained")
 p, q = pq_main[0]
-outs = [drawings.draw_landscape(p, q, e0, w0, ax=ax) for ax, (e0, w0) in zip(axes, explorer_inits)]
+outs = [markov_drawings.draw_landscape(p, q, e0, w0, ax=ax) for ax, (e0, w0) in zip(axes, explorer_inits)]
 plt.show()
 for (e0, w0), out in zip(explorer_inits, outs):
     print(f"p = {p}, q = {q}, start ({e0}, {w0}): predicted {out['predicted']} at ({fixed(out['limit'][0], 3)}, "
@@ -1135,6 +1098,8 @@ for (e0, w0), out in zip(explorer_inits, outs):
           f"{fixed(out['reached_point'][1], 3)})")
 n_same = sum(o["predicted"] == o["reached"] for o in outs)
 lim_dist = max(float(np.abs(np.asarray(o["limit"]) - np.asarray(o["reached_point"])).max()) for o in outs)
+
+# %% tags=["hide-input"]
 _ = verified.record("explorer: the limit drawn is the one reached (predict_limit = integrate)",
                     n_same == len(outs) and lim_dist < 1e-4,
                     check="the two static panels: energy.predict_limit vs flow.integrate",
@@ -1144,22 +1109,24 @@ _ = glue("ll_explorer_outcomes", " and ".join(f"{o['reached'].replace('_', ' ')}
 _ = glue("ll_explorer_dist", fixed(float(np.linalg.norm(np.subtract(*explorer_inits))), 2))
 
 # %%
-# The rendered book's explorer: the drawing function of the live sliders above (drawings.draw_landscape), run at
+# The rendered book's explorer: the drawing function of the live sliders above (markov_drawings.draw_landscape), run at
 # batch time on a grid: chains on both sides of p + q = 1, starts with e0 > 0 (e -> -e mirrors the picture).
 # 48 frames of 480 x 330 pixels; the page's sliders swap them, and each frame shows where its flow ended.
 static_grid = {"p": [0.2, 0.9], "q": [0.3, 0.9], "e0": [0.25, 0.75, 1.25], "w0": [-1.5, -0.75, 0.0, 0.75]}
 static = explorers.static_explorer(
-    drawings.draw_landscape, static_grid, name="loss_landscape", title="gradient flow on L(e, w)",
+    markov_drawings.draw_landscape, static_grid, name="loss_landscape", title="gradient flow on L(e, w)",
     value=lambda out: f"reached {out['reached']} (predicted {out['predicted']})",
     initial={"p": 0.9, "q": 0.9, "e0": 0.75, "w0": -0.75}, progress=False)
 static.show()
-n_frames_agree = sum(out["reached"] == out["predicted"] for out in static.results)
-print(f"{static.n_frames} frames; predicted = reached in {n_frames_agree}")
+n_frames_agree, n_frames = markov_drawings.frames_agree(static.results)
+print(f"{n_frames} frames; predicted = reached in {n_frames_agree}")
+
+# %% tags=["hide-input"]
 _ = verified.record("explorer: every precomputed frame ends where the energy predicts",
-                    n_frames_agree == static.n_frames,
+                    n_frames_agree == n_frames,
                     check="the rendered book's frames: energy.predict_limit vs flow.integrate on the slider grid "
                           "(4 chains, 12 starts)",
-                    measured=f"{n_frames_agree}/{static.n_frames} frames", tolerance="every frame", kind="same code")
+                    measured=f"{n_frames_agree}/{n_frames} frames", tolerance="every frame", kind="same code")
 
 # %% [markdown]
 # Run this notebook in Jupyter to interact with the explorer: its sliders redraw the figure live. In the rendered
@@ -1176,8 +1143,10 @@ _ = verified.record("explorer: every precomputed frame ends where the energy pre
 # derived here; the Schur complement of `canonical.hessian`; the explorer's predicted and integrated limits). Errors print as bounds
 # chosen at least 100 times above the values observed over the range, so that they print the same on every machine.
 
-# %%
-record_results({"n_chains": len(pq_all), "c_star_main_0": C.c_star(*pq_main[0]), "c_star_main_1": C.c_star(*pq_main[1]),
+# %% tags=["hide-input"]
+_ = record_results({"n_chains": len(pq_all), "c_star_main_0": canonical.c_star(*pq_main[0]), "c_star_main_1": canonical.c_star(*pq_main[1]),
                 "autograd_rel_err_max": max(max_rel.values()), "full_model_axis_grad_max": worst_axis,
                 "perturbation_resolved_min": resolved_frac, "rounding_floor": floor, **verified.summary()})
+
+# %% tags=["hide-input"]
 verified.table()

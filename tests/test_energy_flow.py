@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from markovlib.markov import canonical as C
+from markovlib.markov import canonical
 from markovlib.markov.chain import MarkovChain
 from markovlib.markov.energy import SADDLE_ENERGY, energy, predict_limit
 from markovlib.markov.flow import gradient_descent, integrate, integrate_batch
@@ -10,11 +10,11 @@ PQ = [(0.9, 0.9), (0.5, 0.8), (0.1, 0.1), (0.2, 0.3)]
 
 
 def test_saddle_energy_and_lemma12():
-    assert np.isclose(SADDLE_ENERGY, energy(0.0, C.W_SADDLE))
+    assert np.isclose(SADDLE_ENERGY, energy(0.0, canonical.W_SADDLE))
     w = np.linspace(-3, -0.01, 2000)
     E = energy(0.0, w)
     assert np.isclose(E.max(), SADDLE_ENERGY, atol=1e-5)
-    assert abs(w[np.argmax(E)] - C.W_SADDLE) < 2e-3
+    assert abs(w[np.argmax(E)] - canonical.W_SADDLE) < 2e-3
     assert np.isnan(energy(1.0, 0.0))
 
 
@@ -30,7 +30,7 @@ def test_energy_is_orthogonal_to_grad_c():
                    (energy(e, w, a + h) - energy(e, w, a - h)) / (2 * h)])
     assert np.allclose(grad_E, fd, rtol=1e-6, atol=1e-6)
     for aa in (np.zeros_like(a), a):  # a = 0 is the plane of Sec. 3 (with dE/da = 0 there)
-        grad_c = np.array(C._grad_c(e, w, aa))
+        grad_c = np.array(canonical.coefficient_grad_unchecked(e, w, aa))
         terms = np.array([2 * e, -2 * w - 1 / np.abs(w), -4 * aa]) * grad_c
         assert np.max(np.abs(terms.sum(0)) / (np.abs(terms).sum(0) + 1e-300)) < 1e-12
 
@@ -79,14 +79,14 @@ def test_iid_data_flows_converge_algebraically():
     assert np.all(pred.outcome == "global_min")
     res = integrate_batch(e0, w0, p, q, t_max=1e4)
     assert np.nanmax(res.energy_drift) < 1e-6
-    gap = C.reduced_loss(C.coefficient(res.e, res.w), p, q) - MarkovChain(p, q).entropy_rate
+    gap = canonical.reduced_loss(canonical.coefficient(res.e, res.w), p, q) - MarkovChain(p, q).entropy_rate
     assert np.all(gap < 1e-6)
     # the limits on the line w = -1/sqrt2 (m = 0) are degenerate too; away from it, test the t^(-1/2) law
     to_axis = (pred.e == 0) & (np.abs(1 + 2 * pred.w * np.abs(pred.w)) > 0.3)
     assert to_axis.sum() >= 20
     assert np.allclose(res.w[to_axis], pred.w[to_axis], atol=1e-2)
     m = 1 + 2 * pred.w[to_axis] * np.abs(pred.w[to_axis])
-    rate_law = 1 / (2 * np.abs(m) * np.sqrt(C.reduced_loss_hess(0.0, p, q) * res.t[to_axis]))
+    rate_law = 1 / (2 * np.abs(m) * np.sqrt(canonical.reduced_loss_hess(0.0, p, q) * res.t[to_axis]))
     ratio = (np.abs(res.e[to_axis]) / rate_law)[~res.converged[to_axis]]  # flows still running at t_max
     assert abs(np.median(ratio) - 1) < 0.05 and np.mean(np.abs(ratio - 1) < 0.2) > 0.8, ratio
 
@@ -98,12 +98,12 @@ def test_theorem_rules_by_region():
     E0 = energy(e0, w0)
     for p, q in [(0.9, 0.9), (0.6, 0.7)]:
         out = predict_limit(e0, w0, p, q).outcome
-        local = (w0 > 0) | ((w0 > C.W_SADDLE) & (E0 < SADDLE_ENERGY))
+        local = (w0 > 0) | ((w0 > canonical.W_SADDLE) & (E0 < SADDLE_ENERGY))
         assert np.all((out == "local_min") == local)
         assert np.all((out == "global_min") == ~local)
     for p, q in [(0.1, 0.1), (0.2, 0.3)]:
         out = predict_limit(e0, w0, p, q).outcome
-        local = (w0 < C.W_SADDLE) & (E0 < SADDLE_ENERGY)
+        local = (w0 < canonical.W_SADDLE) & (E0 < SADDLE_ENERGY)
         assert np.all((out == "local_min") == local) and np.all((out == "global_min") == ~local)
     # the data-agnostic good region {w < 0, E > E_sad}
     good = (w0 < 0) & (E0 > SADDLE_ENERGY)
@@ -114,13 +114,13 @@ def test_theorem_rules_by_region():
 def test_special_lines_and_saddle():
     assert predict_limit(0.5, 0.0, 0.9, 0.9) == ("local_min", 0.0, 0.0)
     out = predict_limit(0.5, 0.0, 0.1, 0.1)
-    assert out.outcome == "global_min" and np.isclose(out.e ** 2, C.c_star(0.1, 0.1))
+    assert out.outcome == "global_min" and np.isclose(out.e ** 2, canonical.c_star(0.1, 0.1))
     assert predict_limit(0.0, -1.0, 0.9, 0.9).outcome == "local_max"
     # a point on the saddle asymptote E = E_sad, -1/sqrt2 < w0 < 0
     w0 = -0.4
     e0 = np.sqrt(SADDLE_ENERGY + w0 ** 2 - np.log(abs(w0)))
     out = predict_limit(e0, w0, 0.9, 0.9)
-    assert out.outcome == "saddle" and np.isclose(out.w, C.W_SADDLE)
+    assert out.outcome == "saddle" and np.isclose(out.w, canonical.W_SADDLE)
 
 
 def test_gradient_descent_energy_drift_shrinks_with_step():

@@ -42,7 +42,16 @@ import numpy as np
 from ..numerics import checks
 from ..numerics.bisection import bisect
 from ..numerics.dopri import dopri54_step
-from .canonical import _classify, _grad_c, _m, _pq, _pre_coefficient, _reduced_loss_grad, _reduced_loss_hess, is_iid
+from .canonical import (
+    check_pq,
+    classify_unchecked,
+    coefficient_grad_unchecked,
+    feed_forward_factor,
+    is_iid,
+    pre_coefficient_unchecked,
+    reduced_loss_grad_unchecked,
+    reduced_loss_hess_unchecked,
+)
 from .energy import SADDLE_ENERGY, energy, predict_limit
 
 __all__ = [
@@ -61,13 +70,13 @@ def attention_factor(e, a):
 
 def pre_coefficient(e, a):
     """f(e, a) = e^2 (1 + a e^2), so that c(e, w, a) = f(e, a) (1 + 2w|w|) (App. G)."""
-    return _pre_coefficient(checks.finite_array("e", e), checks.finite_array("a", a))
+    return pre_coefficient_unchecked(checks.finite_array("e", e), checks.finite_array("a", a))
 
 
 def coefficient_grad(e, w, a):
     """grad c = (f_e m, f m'(w), f_a m) with f_e = 2e + 4 a e^3, f_a = e^4, m'(w) = 4|w|. Shape (..., 3)."""
     e, w, a = np.broadcast_arrays(*(checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a))))
-    return np.stack(_grad_c(e, w, a), axis=-1)
+    return np.stack(coefficient_grad_unchecked(e, w, a), axis=-1)
 
 
 def hessian(e, w, a, p, q):
@@ -76,19 +85,19 @@ def hessian(e, w, a, p, q):
     hess c = [[f_ee m, f_e m', f_ea m], [f_e m', f m'', f_a m'], [f_ea m, f_a m', 0]] with f_ee = 2 + 12 a e^2,
     f_ea = 4 e^3, m' = 4|w|, m'' = 4 sign(w) (undefined at w = 0, where 0 is used). Shape (..., 3, 3).
     """
-    p, q = _pq(p, q)
+    p, q = check_pq(p, q)
     e, w, a = np.broadcast_arrays(*(checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a))))
     e2 = e * e
-    f = _pre_coefficient(e, a)
+    f = pre_coefficient_unchecked(e, a)
     fe, fa = 2 * e + 4 * a * e2 * e, e2 * e2
     fee, fea = 2 + 12 * a * e2, 4 * e2 * e
-    m, m1, m2 = _m(w), 4 * np.abs(w), 4 * np.sign(w)
+    m, m1, m2 = feed_forward_factor(w), 4 * np.abs(w), 4 * np.sign(w)
     c = f * m
     gc = np.stack([fe * m, f * m1, fa * m], axis=-1)
     hc = np.stack([np.stack([fee * m, fe * m1, fea * m], -1),
                    np.stack([fe * m1, f * m2, fa * m1], -1),
                    np.stack([fea * m, fa * m1, np.zeros_like(e)], -1)], -2)
-    g1, g2 = _reduced_loss_grad(c, p, q), _reduced_loss_hess(c, p, q)
+    g1, g2 = reduced_loss_grad_unchecked(c, p, q), reduced_loss_hess_unchecked(c, p, q)
     g1, g2 = np.asarray(g1), np.asarray(g2)
     return g2[..., None, None] * gc[..., :, None] * gc[..., None, :] + g1[..., None, None] * hc
 
@@ -101,9 +110,9 @@ def classify(e, w, a, p, q, atol=1e-8):
     "saddle" on the curve Sigma = {m = 0, k = 0} (strict saddle: Hessian eigenvalues -lambda, 0, +lambda);
     "regular" elsewhere. For p + q = 1 every critical point is a global minimum. Returns str or array of str.
     """
-    p, q = _pq(p, q)
+    p, q = check_pq(p, q)
     e, w, a = (checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a)))
-    return _classify(e, w, p, q, atol, a)
+    return classify_unchecked(e, w, p, q, atol, a)
 
 
 # ------------------------------------------------------------------------------------------------------------

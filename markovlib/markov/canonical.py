@@ -28,7 +28,8 @@ def is_iid(p, q) -> bool:
     return abs(p + q - 1.0) < 1e-12
 
 
-def _pq(p, q):
+def check_pq(p, q):
+    """(p, q) validated as probabilities in (0, 1) (ValueError naming p or q otherwise)."""
     return checks.probability("p", p), checks.probability("q", q)
 
 
@@ -44,37 +45,49 @@ def sigmoid(z):
     return out[()] if out.ndim == 0 else out
 
 
-def _m(w):
+def feed_forward_factor(w):
     """m(w) = 1 + 2 w|w|, the feed-forward factor (App. C)."""
     return 1.0 + 2.0 * w * np.abs(w)
 
 
-# Unchecked kernels (prefix _): the public functions below validate their arguments once and call these; the
-# other modules of the package call them with arguments they have already validated.
-def _pre_coefficient(e, a):
+# Unchecked kernels (suffix _unchecked): the validating functions below check their arguments once and call these;
+# energy, flow and attention call them with arguments they have already validated. Same formulas, no checks.
+def pre_coefficient_unchecked(e, a):
     """f(e, a) = e^2 (1 + a e^2) (App. G)."""
     e2 = e * e
     return e2 * (1.0 + a * e2)
 
 
-def _coefficient(e, w, a=0.0):
+def coefficient_unchecked(e, w, a=0.0):
     """c(e, w, a) = f(e, a) m(w), unchecked."""
-    return _pre_coefficient(e, a) * _m(w)
+    return pre_coefficient_unchecked(e, a) * feed_forward_factor(w)
 
 
-def _c_star(p, q):
+def c_star_unchecked(p, q):
+    """c* = log((1-p)(1-q)/(pq)) for validated (p, q)."""
     return float(np.log1p(-p) + np.log1p(-q) - np.log(p) - np.log(q))
 
 
 def coefficient(e, w, a=0.0):
     """c(e, w, a) = e^2 (1 + a e^2)(1 + 2 w|w|): the coefficient of x_n in the logit (App. C; App. G for a)."""
     e, w, a = (checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a)))
-    return _coefficient(e, w, a)
+    return coefficient_unchecked(e, w, a)
+
+
+def w_on_level_set(c0, e):
+    """The w with c(e, w) = e^2 (1 + 2 w|w|) = c0 (App. C): w = sign(t) sqrt(|t| / 2), t = c0 / e^2 - 1. Every
+    c0 is reached for every e != 0, since w -> 1 + 2 w|w| is a bijection of the real line."""
+    c0, e = checks.finite_array("c0", c0), checks.finite_array("e", e)
+    if np.any(e == 0):
+        raise ValueError("e must be nonzero (c = 0 for every w on the w-axis)")
+    t = c0 / (e * e) - 1
+    out = np.sign(t) * np.sqrt(np.abs(t) / 2)
+    return out[()] if np.ndim(out) == 0 else out
 
 
 def c_star(p, q):
     """The optimal coefficient c* = log((1-p)(1-q)/(pq)) (then sigma(beta*) = p, sigma(c*+beta*) = 1-q)."""
-    return _c_star(*_pq(p, q))
+    return c_star_unchecked(*check_pq(p, q))
 
 
 def optimal_beta(c, p, q):
@@ -84,11 +97,12 @@ def optimal_beta(c, p, q):
     log S = logaddexp(2 log|q - p|, log 4pq + c) / 2. For q >= p, log D = logaddexp(log(q - p), log S); for q < p
     the sum cancels, and D = 4pq e^c / (S + (p - q)) is used instead.
     """
-    p, q = _pq(p, q)
-    return _optimal_beta(checks.finite_array("c", c), p, q)
+    p, q = check_pq(p, q)
+    return optimal_beta_unchecked(checks.finite_array("c", c), p, q)
 
 
-def _optimal_beta(c, p, q):
+def optimal_beta_unchecked(c, p, q):
+    """beta*(c) of Lemma 5 (see :func:`optimal_beta`) for validated arguments."""
     d = q - p
     log4pq = np.log(4 * p * q)
     with np.errstate(divide="ignore"):
@@ -104,18 +118,19 @@ def _optimal_beta(c, p, q):
 
 def optimal_bias(e, w, p, q, a=0.0):
     """b*(e, w) = e^2 (1 + a e^2)/2 + beta*(c(e, w, a))  (Lemma 5)."""
-    p, q = _pq(p, q)
+    p, q = check_pq(p, q)
     e, w, a = (checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a)))
-    return _pre_coefficient(e, a) / 2.0 + _optimal_beta(_coefficient(e, w, a), p, q)
+    return pre_coefficient_unchecked(e, a) / 2.0 + optimal_beta_unchecked(coefficient_unchecked(e, w, a), p, q)
 
 
 def logistic_loss(c, beta, p, q):
     """Lemma 2: E[l((2x' - 1)(c x + beta))] with x ~ pi, x' | x ~ P, l(z) = log(1 + e^-z). Stable."""
-    p, q = _pq(p, q)
-    return _logistic_loss(checks.finite_array("c", c), checks.finite_array("beta", beta), p, q)
+    p, q = check_pq(p, q)
+    return logistic_loss_unchecked(checks.finite_array("c", c), checks.finite_array("beta", beta), p, q)
 
 
-def _logistic_loss(c, beta, p, q):
+def logistic_loss_unchecked(c, beta, p, q):
+    """Lemma 2's loss (see :func:`logistic_loss`) for validated arguments."""
     pi0, pi1 = q / (p + q), p / (p + q)
     from_0 = p * softplus(-beta) + (1 - p) * softplus(beta)  # x = 0: next is 1 with prob. p
     from_1 = (1 - q) * softplus(-(c + beta)) + q * softplus(c + beta)  # x = 1: next is 1 with prob. 1 - q
@@ -124,32 +139,35 @@ def _logistic_loss(c, beta, p, q):
 
 def reduced_loss(c, p, q):
     """g(c) = min_beta E[l(...)] = logistic_loss(c, beta*(c)); convex in c, minimum c* (Lemma 5)."""
-    p, q = _pq(p, q)
-    return _reduced_loss(checks.finite_array("c", c), p, q)
+    p, q = check_pq(p, q)
+    return reduced_loss_unchecked(checks.finite_array("c", c), p, q)
 
 
-def _reduced_loss(c, p, q):
-    return _logistic_loss(c, _optimal_beta(c, p, q), p, q)
+def reduced_loss_unchecked(c, p, q):
+    """g(c), Lemma 5 (see :func:`reduced_loss`) for validated arguments."""
+    return logistic_loss_unchecked(c, optimal_beta_unchecked(c, p, q), p, q)
 
 
 def reduced_loss_grad(c, p, q):
     """g'(c) = pi1 (sigma(c + beta*(c)) - (1 - q)) by the envelope theorem (Lemma 5)."""
-    p, q = _pq(p, q)
-    return _reduced_loss_grad(checks.finite_array("c", c), p, q)
+    p, q = check_pq(p, q)
+    return reduced_loss_grad_unchecked(checks.finite_array("c", c), p, q)
 
 
-def _reduced_loss_grad(c, p, q):
-    return p / (p + q) * (sigmoid(c + _optimal_beta(c, p, q)) - (1 - q))
+def reduced_loss_grad_unchecked(c, p, q):
+    """g'(c), Lemma 5 (see :func:`reduced_loss_grad`) for validated arguments."""
+    return p / (p + q) * (sigmoid(c + optimal_beta_unchecked(c, p, q)) - (1 - q))
 
 
 def reduced_loss_hess(c, p, q):
     """g''(c) = pi1 s1 q s0 / (q s0 + p s1), s0 = sigma'(beta*), s1 = sigma'(c + beta*) (implicit function thm)."""
-    p, q = _pq(p, q)
-    return _reduced_loss_hess(checks.finite_array("c", c), p, q)
+    p, q = check_pq(p, q)
+    return reduced_loss_hess_unchecked(checks.finite_array("c", c), p, q)
 
 
-def _reduced_loss_hess(c, p, q):
-    beta = _optimal_beta(c, p, q)
+def reduced_loss_hess_unchecked(c, p, q):
+    """g''(c), Lemma 5 (see :func:`reduced_loss_hess`) for validated arguments."""
+    beta = optimal_beta_unchecked(c, p, q)
     s0 = sigmoid(beta) * sigmoid(-beta)
     s1 = sigmoid(c + beta) * sigmoid(-(c + beta))
     return p / (p + q) * s1 * q * s0 / (q * s0 + p * s1)
@@ -158,18 +176,18 @@ def _reduced_loss_hess(c, p, q):
 def loss(e, w, p, q, a=0.0, b=None):
     """The canonical loss. ``b=None``: the reduced loss L(e, w, a) = g(c(e, w, a)) (optimal bias, Lemma 5);
     otherwise the loss at bias b with beta = b - e^2(1 + a e^2)/2 (Lemma 2)."""
-    p, q = _pq(p, q)
+    p, q = check_pq(p, q)
     e, w, a = (checks.finite_array(n, v) for n, v in (("e", e), ("w", w), ("a", a)))
-    c = _coefficient(e, w, a)
+    c = coefficient_unchecked(e, w, a)
     if b is None:
-        return _reduced_loss(c, p, q)
-    return _logistic_loss(c, checks.finite_array("b", b) - _pre_coefficient(e, a) / 2.0, p, q)
+        return reduced_loss_unchecked(c, p, q)
+    return logistic_loss_unchecked(c, checks.finite_array("b", b) - pre_coefficient_unchecked(e, a) / 2.0, p, q)
 
 
-def _grad_c(e, w, a):
+def coefficient_grad_unchecked(e, w, a):
     """Gradient of c(e, w, a) = e^2 (1 + a e^2) m(w): (dc/de, dc/dw, dc/da)."""
     e2 = e * e
-    m = _m(w)
+    m = feed_forward_factor(w)
     return (2 * e + 4 * a * e2 * e) * m, e2 * (1 + a * e2) * 4 * np.abs(w), e2 * e2 * m
 
 
@@ -180,20 +198,20 @@ def grad(e, w, p, q, a=None, b=None):
     dL/dw = g'(c) 4|w| e^2 at a = 0. Returns (dL/de, dL/dw), plus dL/da when ``a`` is given, plus dL/db when ``b``
     is given (then the partial derivatives of the loss at that bias, Lemma 3).
     """
-    p, q = _pq(p, q)
+    p, q = check_pq(p, q)
     has_a = a is not None
     e, w = checks.finite_array("e", e), checks.finite_array("w", w)
     a_ = checks.finite_array("a", a) if has_a else np.zeros(())
     e, w, a_ = np.broadcast_arrays(e, w, a_)
-    c = _coefficient(e, w, a_)
-    dc = _grad_c(e, w, a_)
+    c = coefficient_unchecked(e, w, a_)
+    dc = coefficient_grad_unchecked(e, w, a_)
     if b is None:
-        gp = _reduced_loss_grad(c, p, q)
+        gp = reduced_loss_grad_unchecked(c, p, q)
         out = [gp * dc[0], gp * dc[1]] + ([gp * dc[2]] if has_a else [])
         return tuple(out)
     b = checks.finite_array("b", b)
     e2 = e * e
-    beta = b - _pre_coefficient(e, a_) / 2
+    beta = b - pre_coefficient_unchecked(e, a_) / 2
     pi0, pi1 = q / (p + q), p / (p + q)
     Fc = pi1 * (sigmoid(c + beta) - (1 - q))  # dL/dc at fixed beta
     Fb = pi0 * (sigmoid(beta) - p) + Fc  # dL/dbeta
@@ -212,15 +230,15 @@ def hessian(e, w, p, q, b=None):
     is diag(2 g'(0)(1 + 2w|w|), 0). With ``b``: the 3 x 3 Hessian in (e, w, b). Returns shape (..., 2, 2) or
     (..., 3, 3). (d^2 c / dw^2 = 4 e^2 sign(w), which jumps at w = 0; there the value 0 is used.)
     """
-    p, q = _pq(p, q)
+    p, q = check_pq(p, q)
     e, w = np.broadcast_arrays(checks.finite_array("e", e), checks.finite_array("w", w))
-    m = _m(w)
-    c = _coefficient(e, w)
+    m = feed_forward_factor(w)
+    c = coefficient_unchecked(e, w)
     gc = np.stack([2 * e * m, 4 * e * e * np.abs(w)], axis=-1)
     hc = np.stack([np.stack([2 * m, 8 * e * np.abs(w)], -1),
                    np.stack([8 * e * np.abs(w), 4 * e * e * np.sign(w)], -1)], -2)
     if b is None:
-        g1, g2 = _reduced_loss_grad(c, p, q), _reduced_loss_hess(c, p, q)
+        g1, g2 = reduced_loss_grad_unchecked(c, p, q), reduced_loss_hess_unchecked(c, p, q)
         return g2[..., None, None] * gc[..., :, None] * gc[..., None, :] + g1[..., None, None] * hc
     b = np.broadcast_to(checks.finite_array("b", b), e.shape)
     beta = b - e * e / 2
@@ -263,7 +281,7 @@ class CriticalSets:
     def global_min_e(self, w):
         """e >= 0 on Gamma* over the given w: sqrt(c* / (1 + 2w|w|)), NaN where Gamma* has no point."""
         w = np.asarray(w, dtype=float)
-        m = _m(w)
+        m = feed_forward_factor(w)
         with np.errstate(divide="ignore", invalid="ignore"):
             r = np.where(m != 0, self.c_star / m, np.nan)
             out = np.where(r >= 0, np.sqrt(np.abs(r)), np.nan)
@@ -274,9 +292,9 @@ class CriticalSets:
 
 def critical_sets(p, q) -> CriticalSets:
     """The loci of Thm 1 with their loss values."""
-    p, q = _pq(p, q)
+    p, q = check_pq(p, q)
     chain = MarkovChain(p, q)
-    cs = _c_star(p, q)
+    cs = c_star_unchecked(p, q)
     if is_iid(p, q):
         lmin = lmax = ()
     elif p + q > 1:
@@ -297,17 +315,18 @@ def classify(e, w, p, q, atol=1e-8, a=None):
     critical point a global minimum (both yardsticks coincide). Broadcasts; returns a str for scalar input, else an
     array of str.
     """
-    p, q = _pq(p, q)
+    p, q = check_pq(p, q)
     a = None if a is None else checks.finite_array("a", a)
-    return _classify(checks.finite_array("e", e), checks.finite_array("w", w), p, q, atol, a)
+    return classify_unchecked(checks.finite_array("e", e), checks.finite_array("w", w), p, q, atol, a)
 
 
-def _classify(e, w, p, q, atol=1e-8, a=None):
+def classify_unchecked(e, w, p, q, atol=1e-8, a=None):
+    """:func:`classify` for validated arrays (Thm 1; Thm 10 with ``a``)."""
     a = np.zeros(()) if a is None else a
     e, w, a = np.broadcast_arrays(e, w, a)
-    cs = _c_star(p, q)
-    k, m = 1 + a * e * e, _m(w)
-    c = _coefficient(e, w, a)
+    cs = c_star_unchecked(p, q)
+    k, m = 1 + a * e * e, feed_forward_factor(w)
+    c = coefficient_unchecked(e, w, a)
     on_axis = np.abs(e) <= atol
     on_sigma = ~on_axis & (np.abs(m) <= atol) & (np.abs(k) <= atol)
     at_gamma = ~on_axis & (np.abs(c - cs) <= atol * max(1.0, abs(cs)))

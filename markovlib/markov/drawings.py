@@ -221,7 +221,7 @@ def attention_critical_sets(ax, p, q, e_lim=(-2.0, 2.0), w_lim=(-2.0, 2.0), a_li
     the saddle line {e = 0, w = -1/sqrt 2} and the saddle curve Sigma = {w = -1/sqrt 2, a = -1/e^2} (yellow); the
     surface of global minima {c = c*} as green mesh lines of constant a (w = sign(t) sqrt(|t|/2), t = c*/f - 1).
     """
-    from .canonical import W_SADDLE, _pre_coefficient, c_star
+    from .canonical import W_SADDLE, c_star, pre_coefficient_unchecked
 
     iid = is_iid(p, q)
     lo_c, hi_c = (plotting.LOCAL, plotting.MAXIMA) if p + q > 1 else (plotting.MAXIMA, plotting.LOCAL)
@@ -242,7 +242,7 @@ def attention_critical_sets(ax, p, q, e_lim=(-2.0, 2.0), w_lim=(-2.0, 2.0), a_li
     ax.plot(e, np.full_like(e, W_SADDLE), a_sig, color=plotting.SADDLE, lw=2.0, ls="--")
     cs = c_star(p, q)
     for a in np.linspace(*a_lim, n_mesh):
-        f = _pre_coefficient(e, a)
+        f = pre_coefficient_unchecked(e, a)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = cs / f - 1.0
             w = np.sign(t) * np.sqrt(np.abs(t) / 2)
@@ -319,3 +319,12 @@ def draw_attention(p, q, e0, w0, a0, ax=None, t_max=None):
     return {"predicted": pred.outcome, "reached": reached, "limit": end,
             "predicted_limit": (pred.e, pred.w, pred.a), "energy0": E0, "energy_drift": drift,
             "A": float(lab.A), "reduced_energy": float(Et)}
+
+
+def frames_agree(results) -> tuple[int, int]:
+    """``(agreeing, frames)`` of an explorer's precomputed frames: how many of the outputs of :func:`draw_landscape`,
+    :func:`draw_energy` or :func:`draw_attention` (dicts with "reached" and "predicted") end where predicted."""
+    results = list(results)
+    if any(not isinstance(r, dict) or "reached" not in r or "predicted" not in r for r in results):
+        raise ValueError("results must be the outputs of a drawing function, dicts with 'reached' and 'predicted'")
+    return sum(r["reached"] == r["predicted"] for r in results), len(results)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..numerics import checks
 from ..numerics.bisection import sign_change_root
-from .canonical import _c_star, _classify, _coefficient, _m
+from .canonical import c_star_unchecked, classify_unchecked, coefficient_unchecked, feed_forward_factor
 
 SADDLE_ENERGY = -(1.0 + np.log(2.0)) / 2.0  # E(0, -1/sqrt 2), Lemma 12
 
@@ -79,7 +79,7 @@ def predict_limit(e0, w0, p, q, tol=1e-12):
     e0, w0 = np.broadcast_arrays(checks.finite_array("e0", e0), checks.finite_array("w0", w0))
     shape = e0.shape
     e0, w0 = e0.astype(float).ravel(), w0.astype(float).ravel()
-    cs = _c_star(p, q)
+    cs = c_star_unchecked(p, q)
     e_lim, w_lim = np.full(e0.shape, np.nan), np.full(e0.shape, np.nan)
 
     # Invariant lines: e0 = 0 is critical (stays put); w0 = 0 flows along the e-axis towards e^2 = max(c*, 0).
@@ -90,14 +90,14 @@ def predict_limit(e0, w0, p, q, tol=1e-12):
     w_lim[on_e_axis] = 0.0
 
     E0 = energy(e0, np.where(w0 == 0, 1.0, w0))
-    c0 = _coefficient(e0, w0)
+    c0 = coefficient_unchecked(e0, w0)
     for sw in (1.0, -1.0):
         sel = ~fixed & ~on_e_axis & (np.sign(w0) == sw)
         if not np.any(sel):
             continue
         E, c, u0, es = E0[sel], c0[sel], np.log(np.abs(w0[sel])), np.sign(e0[sel])
         F = lambda u, E=E: E + np.exp(np.minimum(2 * u, 700.0)) + sw * u  # noqa: E731
-        cfun = lambda u, E=E: F(u, E) * _m(sw * np.exp(np.minimum(u, 350.0)))  # noqa: E731
+        cfun = lambda u, E=E: F(u, E) * feed_forward_factor(sw * np.exp(np.minimum(u, 350.0)))  # noqa: E731
         u_low, u_high = _axis_roots(E, sw)
         # Branch ends in u. w > 0: [u_low, +inf). w < 0: if E > E_sad the whole line; else (-inf, u_low] (w_b side,
         # near w = 0) or [u_high, +inf) (beyond -1/sqrt 2).
@@ -131,9 +131,9 @@ def predict_limit(e0, w0, p, q, tol=1e-12):
         e_l = np.where(reaches, es * np.sqrt(np.maximum(F(u_lim), 0.0)), 0.0)
         idx = np.flatnonzero(sel)
         e_lim[idx], w_lim[idx] = e_l, w_l
-    outcome = np.asarray(_classify(e_lim, w_lim, p, q, 1e-9), dtype=object)
+    outcome = np.asarray(classify_unchecked(e_lim, w_lim, p, q, 1e-9), dtype=object)
     # The global minima are found by root solving; mark them even where the bisection left |c - c*| ~ 1e-9.
-    cl = _coefficient(e_lim, w_lim)
+    cl = coefficient_unchecked(e_lim, w_lim)
     glob = (np.abs(cl - cs) <= 1e-7 * max(1.0, abs(cs))) & (e_lim != 0)
     outcome[glob] = "global_min"
     outcome = outcome.astype(str)

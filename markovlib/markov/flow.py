@@ -17,14 +17,14 @@ from scipy.integrate import solve_ivp
 from ..numerics import checks
 from ..numerics.dopri import dopri54_step
 from .canonical import (
-    _c_star,
-    _classify,
-    _coefficient,
-    _grad_c,
-    _m,
-    _optimal_beta,
-    _reduced_loss,
-    _reduced_loss_grad,
+    c_star_unchecked,
+    classify_unchecked,
+    coefficient_grad_unchecked,
+    coefficient_unchecked,
+    feed_forward_factor,
+    optimal_beta_unchecked,
+    reduced_loss_grad_unchecked,
+    reduced_loss_unchecked,
     sigmoid,
 )
 from .energy import energy
@@ -40,7 +40,7 @@ def data_rate(p, q) -> float:
     chains of the paper's Fig. 1, (0.9, 0.9) and (0.1, 0.1), and small near p + q = 1 and at the corners of the
     range (about 1e-3 at (0.02, 0.93)); 0 for p + q = 1."""
     p, q = checks.probability("p", p), checks.probability("q", q)
-    return abs(float(_reduced_loss_grad(0.0, p, q)))
+    return abs(float(reduced_loss_grad_unchecked(0.0, p, q)))
 
 
 def horizon(p, q, t_eff=4000.0) -> float:
@@ -57,10 +57,10 @@ def _field(y, p, q):
     e, w = y[:, 0], y[:, 1]
     a = y[:, 2] if y.shape[1] == 3 else 0.0
     e2 = e * e
-    m = _m(w)
+    m = feed_forward_factor(w)
     k = 1.0 + a * e2
-    c = e2 * k * m  # = _coefficient(e, w, a), whose factors the field needs
-    gp = p / (p + q) * (sigmoid(c + _optimal_beta(c, p, q)) - (1.0 - q))
+    c = e2 * k * m  # = coefficient_unchecked(e, w, a), whose factors the field needs
+    gp = p / (p + q) * (sigmoid(c + optimal_beta_unchecked(c, p, q)) - (1.0 - q))
     out = np.empty_like(y)
     out[:, 0] = -gp * (2 * e + 4 * a * e2 * e) * m
     out[:, 1] = -gp * e2 * k * 4 * np.abs(w)
@@ -71,7 +71,7 @@ def _field(y, p, q):
 
 def _coefficient_rows(y):
     """c(e, w[, a]) for each row of a state array (App. C; App. G)."""
-    return _coefficient(y[:, 0], y[:, 1], y[:, 2] if y.shape[1] == 3 else 0.0)
+    return coefficient_unchecked(y[:, 0], y[:, 1], y[:, 2] if y.shape[1] == 3 else 0.0)
 
 
 def _stack(e0, w0, a0):
@@ -99,7 +99,7 @@ class Trajectory:
 
     @property
     def coefficient(self):
-        return _coefficient(self.e, self.w, 0.0 if self.a is None else self.a)
+        return coefficient_unchecked(self.e, self.w, 0.0 if self.a is None else self.a)
 
     @property
     def energy_drift(self) -> float:
@@ -168,7 +168,7 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
         from ..book.progress import progress_bar
 
         bar = progress_bar(total=n, desc="flows finished", leave=False)
-    cs = _c_star(p, q)
+    cs = c_star_unchecked(p, q)
     steps = 0
     # a trial stage of a far too long step may overflow: dopri54_step rejects that step and retries it shorter
     with np.errstate(over="ignore", invalid="ignore"):
@@ -190,7 +190,7 @@ def integrate_batch(e0, w0, p, q, a0=None, t_max=1e4, rtol=1e-10, atol=1e-12, gt
             c_now = _coefficient_rows(yacc)
             e_, w_ = yacc[:, 0], yacc[:, 1]
             a_ = yacc[:, 2] if yacc.shape[1] == 3 else 0.0
-            grad_c = np.abs(np.stack(_grad_c(e_, w_, a_), axis=1)).sum(axis=1)
+            grad_c = np.abs(np.stack(coefficient_grad_unchecked(e_, w_, a_), axis=1)).sum(axis=1)
             resolution = 10 * (atol + rtol * np.abs(yacc).max(axis=1)) * grad_c
             at_gamma = np.abs(c_now - cs) <= np.maximum(resolution, 1e-13 * np.maximum(1.0, np.abs(cs)))
             arrived = (gnorm < gtol) | at_gamma
@@ -224,11 +224,11 @@ def classify_end(e, w, a, p, q, tol=1e-6, loss_tol=1e-8):
 
 
 def _classify_end(e, w, a, p, q, tol=1e-6, loss_tol=1e-8):
-    cs = _c_star(p, q)
-    c = _coefficient(e, w, 0.0 if a is None else a)
-    at_best = _reduced_loss(c, p, q) - _reduced_loss(cs, p, q) <= loss_tol
+    cs = c_star_unchecked(p, q)
+    c = coefficient_unchecked(e, w, 0.0 if a is None else a)
+    at_best = reduced_loss_unchecked(c, p, q) - reduced_loss_unchecked(cs, p, q) <= loss_tol
     if a is None:
-        out = np.asarray(_classify(e, w, p, q, tol, None), dtype=object)
+        out = np.asarray(classify_unchecked(e, w, p, q, tol, None), dtype=object)
         out[out == "regular"] = "undecided"
     else:
         out = np.full(np.broadcast(e, w, a).shape, "undecided", dtype=object)
