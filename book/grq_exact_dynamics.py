@@ -56,9 +56,10 @@
 # (sec-grq-exact-dynamics-parameters)=
 # ## Parameters and their ranges
 #
-# $\eta_a = \eta_w = 1$ for Thm 3.1 and its correction (`flow_limit` also takes unequal rates; the package tests
-# check them). The table below the parameters gives each accepted range and its reason; the claims hold on all of
-# it, for any seed (seeds 0 to 6 at the defaults and 7 to 9 at the edges were run while the chapter was written).
+# $\eta_a = \eta_w = 1$ for Thm 3.1 and its mirror form (`flow_limit` also takes unequal rates; the package tests
+# check them). The table below the parameters gives each accepted range and its reason; the claims were checked on
+# it at seeds 0 to 6 at the defaults and 7 to 9 at the edges, in runs made while the chapter was written (not stored
+# in the book); the lemmas are proved for any draw, the counts hold at their stated rate.
 # CI re-runs the chapter at the edges of these ranges:
 # `papermill book/grq_exact_dynamics.ipynb out.ipynb -f book/ci_params/grq_exact_dynamics.yaml`.
 #
@@ -408,10 +409,11 @@ _ = glue("iso_predicted", f"{fraction(iso_agree, len(iso))} one-sample flows"
 # ## 2. Where the flows end
 #
 # For each flow that crosses, the table below compares the independent limit with Thm 3.1 as
-# stated (`implicit_bias_limit` at $\beta_0$, the A.4.4 closed form) and with its correction (at $-\beta_0$). For
+# stated (`implicit_bias_limit` at $\beta_0$, the A.4.4 closed form) and with its mirror form (at $-\beta_0$, the
+# point App. A.4.4 remarks on). For
 # each flow that does not cross, it compares with Thm 3.1 as stated. {eq}`grq-eq-limit` and `flow_limit` are
 # compared on every settled flow. A crossing draw counts as confirmed when its flow has settled and ends within
-# `limit_tol` of the corrected minimizer. It counts as missed by the A.4.4 closed form when that form is off by
+# `limit_tol` of the mirror minimizer. It counts as missed by the A.4.4 closed form when that form is off by
 # more than `miss_min`; how far it misses is no matter of chance: by {eq}`grq-eq-limit` it is $2|a_\infty|\,P_N w_0$,
 # checked draw by draw (so the share of draws missed by more than `miss_min` describes the draws, not the theorem). The
 # count of confirmed draws carries a one-sided Wilson bound against `count_rate` (`count_family` is 1: one count).
@@ -435,7 +437,7 @@ print(f"flow_limit vs flow, all settled flows: {bound(fl_err, 1e-8)}; sign of a(
       f"{fraction(sign_agree, n_flows)}; routes: " + ", ".join(f"{k} {v}" for k, v in sorted(routes.items())))
 
 # %% [markdown]
-# Family by family: the crossing flows against the corrected minimizer and against the A.4.4 form, the others against
+# Family by family: the crossing flows against the mirror minimizer and against the A.4.4 form, the others against
 # Thm 3.1 as stated.
 
 # %%
@@ -552,8 +554,9 @@ _ = glue("fig4_miss_range", f"{fixed(min(fig4_miss), 2)} to {fixed(max(fig4_miss
 
 # %% [markdown]
 # The figure shows, left, the Fig. 4 problem in function space. The flows from $-\beta_0$ pass through the
-# origin; open circles mark the A.4.4 closed form, filled ones the corrected limit. On the right, every random
-# draw is placed by its distance to the two predictions. Crossing flows sit on the corrected one and far from Thm
+# origin; open circles mark the A.4.4 closed form, filled ones the mirror limit (labelled "corrected" in the
+# plot). On the right, every random
+# draw is placed by its distance to the two predictions. Crossing flows sit on the mirror one and far from Thm
 # 3.1 as stated; the others do the opposite.
 
 # %%

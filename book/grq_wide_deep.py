@@ -62,8 +62,8 @@
 # below `s_lazy_max` $= 10^{-6}$ at $|\delta| = 1000$ on both sides, and the exponent fitted between $|\delta| = 300$
 # and $1000$ lies within `slope_tol` $= 0.5$ of $-4$. Claim 6 holds for depths $L + 1$ with $L \in \{1, \dots, 4\}$,
 # width 3 or 4, $n <$ width Gaussian samples, layer norm 0.8 to 0.9 (balanced) and $\delta \in [-1.2, 0)$
-# (isotropic); balanced flows end at the minimizer to `bias_tol` $= 10^{-6}$. Every claim holds for any seed: none is
-# a statement about a fraction of draws (the one claim that was, "the deep limit is at least 0.01 from the
+# (isotropic); balanced flows end at the minimizer to `bias_tol` $= 10^{-6}$. No claim is a statement about a fraction
+# of draws: each is required at every draw of a run (the one claim that was, "the deep limit is at least 0.01 from the
 # minimum-norm interpolant", is replaced by the equation that gives the distance, {eq}`grq-eq-deep-gap`). Checked at
 # the defaults, at the CI set (the edges: rates $(0.5, 2)$, $\delta$ down to $-2$ and up to $1.5$ in the isotropic
 # cases, $L = 4$, width 4) and, in runs made while the chapter was written (not stored in the book), at the seeds
