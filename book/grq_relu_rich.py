@@ -548,9 +548,13 @@ print("GD drift of delta_k over the run, relative to sqrt(delta^2 + 4 tau^4): "
 # :label: grq-fig-1
 #
 # Small overall scale $\tau$ gives rich learning and large $\tau$ lazy learning. At small $\tau$ the relative
-# scale decides the speed: the upstream initialization ($\delta > 0$) learns fastest and reaches a low test loss,
-# while the downstream one ($\delta < 0$) stays close to its kernel for longer.
+# scale decides the speed: the upstream initialization ($\delta > 0$) learns fastest, and, in the paper's words,
+# "this initialization also leads to the smallest test loss"; the downstream one ($\delta < 0$) stays close to its
+# kernel for longer (this book's reading of the kernel-distance map, not a sentence of the paper).
 # ```
+#
+# The last claim of the paper, the smallest test loss, is where the reduced runs differ; the stored size study
+# examines it per size and horizon ({ref}`the end ranking against the size <grq-sizes>`).
 #
 # The figure shows the seed means of the test loss and of the kernel distance from initialization over
 # $(\tau, \delta)$, at the checkpoints after 10 steps. The claims are checked seed by seed with the margins of
@@ -682,7 +686,8 @@ glue("train_bal_end", f"{tr_bal[i_end]:.0e}")
 #
 # A small upstream initialization changes many activation patterns (large Hamming distance) with little
 # parameter movement. A small downstream initialization has to move far in parameter space (the delayed rich
-# regime) and changes few patterns.
+# regime) and changes few patterns (this last part is this book's reading of the Hamming map, not a sentence of the
+# paper).
 # ```
 
 # %%
