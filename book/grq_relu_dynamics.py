@@ -32,9 +32,10 @@
 #    neurons) and the balanced formulas are exact ({glue:text}`regime_bal_err`) ({prf:ref}`grq-prop-sec5-regimes`,
 #    [Sec. 2](#sec-grq-relu-dynamics-regimes)).
 # 3. An upstream readout stays about constant ({prf:ref}`grq-cor-upstream-readout`): it changes by less than
-#    `a_const_max` $= 0.5$ of its size in {glue:text}`a_up_count` seeds (largest {glue:text}`a_up_max`), within the bound derived for the flow,
-#    widened by 10 times the GD drift of $\delta_k$, in {glue:text}`a_bound_count` seeds, while balanced and
-#    downstream readouts change by more than `a_grow_min` $= 2$ times their size in {glue:text}`a_grow_count` seeds ([Sec. 3](#sec-grq-relu-dynamics-readout)).
+#    `a_const_max` $= 0.5$ of its size in {glue:text}`a_up_count` seeds (largest {glue:text}`a_up_max`), within the
+#    bound derived for the flow, widened by 10 times the GD drift of $\delta_k$, in {glue:text}`a_bound_count` seeds,
+#    while balanced and downstream readouts change by more than `a_grow_min` $= 2$ times their size in
+#    {glue:text}`a_grow_count` seeds ([Sec. 3](#sec-grq-relu-dynamics-readout)).
 # 4. Fig. 5(a) ({prf:ref}`grq-fig-5a`): rich partitions move while the output is still small
 #    ({glue:text}`rich_count` seeds); lazy partitions stay while the network fits ({glue:text}`lazy_count` seeds)
 #    ([Sec. 4](#sec-grq-relu-dynamics-fig5a)).
