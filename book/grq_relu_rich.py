@@ -468,8 +468,9 @@ _ = verified.record("Prop. grq-prop-5-delta: delta_k conserved by gradient flow"
 # is strongly unbalanced: at $\tau = 0.1$ and $\delta = 1$, $|a_k| \approx 1$ and $\|w_k\| \approx 0.01$ (upstream).
 # At $\delta = -1$ it is the other way round (downstream). Training is float64 full-batch gradient descent with
 # the authors' learning rate $5\cdot10^{-3}/\tau^2$ (`base_lr`). The step grows as $1/\tau^2$, but the size of a
-# neuron, and with it the kernel, scales as $\sqrt{\delta^2 + 4\tau^4}$ ({eq}`grq-eq-init`), not as $\tau^2$: at
-# $\tau = 0.1$ the step is $0.5$ against neurons of size about $|\delta|$, so at the unbalanced corners of small
+# neuron, $a_k^2 + \lVert w_k\rVert^2$, and with it the kernel, scales as $\sqrt{\delta^2 + 4\tau^4}$
+# ({eq}`grq-eq-init`), not as $\tau^2$. Step times neuron size is $5\cdot10^{-3}\sqrt{\delta^2/\tau^4 + 4}$:
+# $0.01$ when balanced at any $\tau$, but $0.5$ at $\tau = 0.1$, $|\delta| = 1$. So at the unbalanced corners of small
 # $\tau$ the step is not small, and these GD runs are not close to the flow (the drift of $\delta_k$ is printed
 # below). Test losses use `n_test` fresh teacher points per seed. Kernel distances
 # $S(0, t) = 1 - \langle K_0, K_t\rangle_F/(\|K_0\|_F\|K_t\|_F)$ use the NTK on the training inputs.
