@@ -539,7 +539,8 @@ print("GD drift of delta_k over the run, relative to sqrt(delta^2 + 4 tau^4): "
 # (sec-grq-relu-rich-fig1b)=
 # ## Fig. 1(b), reduced: speed and kernels
 #
-# The authors' step $5\cdot10^{-3}/\tau^2$ is $0.5$ at $\tau = 0.1$: these GD runs are not close to the flow there.
+# The authors' step $5\cdot10^{-3}/\tau^2$ is $0.5$ at $\tau = 0.1$: at the unbalanced $\delta$ there these GD runs
+# are not close to the flow.
 # The line above shows $\delta_k$ drifting by a visible fraction of the neuron's size $\sqrt{\delta^2 + 4\tau^4}$ at
 # the smallest $\tau$, at
 # second order in the step as {prf:ref}`grq-prop-5-gd` predicts, and by far less at the larger $\tau$. The
