@@ -603,13 +603,13 @@ plt.show()
 # appears that $\beta = \beta^* - \alpha v$ also works for initializations not previously considered. This includes
 # trajectories that pass through the origin, resulting in a change in the sign of $a$." The derivation above
 # proves this mirror point and extends it to any $X$ (any null space, by the frozen null part of
-# {prf:ref}`grq-lem-null-frozen`); `flow_limit` decides for any $X$ whether a flow crosses. When
+# {prf:ref}`grq-lem-null-frozen`); `flow_limit` finds for any $X$ whether a flow crosses (by theory where it can,
+# otherwise by integrating until $L < L(0)$). When
 # $a$ crosses zero, $\nabla q_\delta(\lVert\beta\rVert) = \tfrac32\operatorname{sign}(a)\,w$ jumps and the
 # mirror-flow condition changes sign. The flow ends at the minimizer of $\Psi_\delta$ with $\beta_0$ replaced by
 # $-\beta_0$, i.e. at the paper's $\beta^* - \alpha v$ on a one-dimensional null space. This holds for
 # {glue:text}`count_flipped` crossing draws (null spaces of dimension 1 and 2). Thm 3.1's form $\beta^* + \alpha v$
-# misses the flow by
-# more than `miss_min` in {glue:text}`count_missed` of them, by {glue:text}`miss_range`; on the paper's Fig. 4
+# misses the flow by more than `miss_min` in {glue:text}`count_missed` of them, by {glue:text}`miss_range`; on the paper's Fig. 4
 # problem from $-\beta_0$ it misses by {glue:text}`fig4_miss_range`. By {eq}`grq-eq-limit` the two points differ by
 # $2|a_\infty|\,P_N w_0$, so the miss is small only when $\beta_0$ lies almost in the row space of $X$. The
 # paper's own Thm 3.1 is not contradicted:
