@@ -1143,12 +1143,13 @@ _ = verified.record(f"stored grid (paper scale): at tau = {fixed(g_taus[gi_large
                     measured=f"{g_kd_lazy:.1e}", tolerance=f"< {kd_lazy_max:g}", kind="stored data")
 
 # %% [markdown]
-# **What the stored grid shows.** At the paper's size each of the following holds in all stored seeds: at $\tau = 0.1$ the upstream run has the lowest test loss after `t_fast` steps ({glue:text}`g_fastest`; of all
-# 17 values of $\delta$: {glue:text}`g_fastest_all`), the largest $\tau$ stays lazy (kernel distance at most
+# **What the stored grid shows.** At the paper's size each of the following holds in all stored seeds: at
+# $\tau = 0.1$ the upstream run has the lowest test loss after `t_fast` steps ({glue:text}`g_fastest`; of all
+# $\delta$ of the grid: {glue:text}`g_fastest_all`), the largest $\tau$ stays lazy (kernel distance at most
 # {glue:text}`g_kd_lazy`), and Fig. 5(b)'s contrast between upstream (many activation changes, little parameter
 # movement) and downstream holds at the stored horizon ({glue:text}`g_fig5b`; at half of it in
-# {glue:text}`g_fig5b_half`, because downstream first moves little and only later far). At the stored horizon upstream is below balanced in
-# {glue:text}`g_end_up_bal` and is the lowest of all $\delta$ at $\tau = 0.1$ in {glue:text}`g_end_up_all`; the seed-mean
+# {glue:text}`g_fig5b_half`, because downstream first moves little and only later far). At the stored horizon
+# upstream is below balanced in {glue:text}`g_end_up_bal` and is the lowest of all $\delta$ at $\tau = 0.1$ in {glue:text}`g_end_up_all`; the seed-mean
 # portrait has its minimum at $\tau =$ {glue:text}`g_best_tau`, $\delta =$ {glue:text}`g_best_delta`. Fig. 10's remark
 # that the test loss and the distances "remain largely unchanged" while the train loss still drops is about $10^5$ to
 # $10^6$ steps; over the stored tenfold horizon (a tenth of the horizon to the horizon) the train loss of the small-$\tau$
