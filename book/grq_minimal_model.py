@@ -548,7 +548,9 @@ glue("reduced_err", bound(reduced_err, PRINT["reduced"]))
 # ```{prf:lemma} At most one zero crossing (paper's Lemma A.1)
 # :label: grq-lem-a1
 #
-# Along the whitened flow, $a(t)\,u(t) = 0$ (with $u = w^\top\beta^*/b$) holds for at most one $t > 0$.
+# If $a_0 \ne 0$ or $u_0 \ne 0$ (the paper's hypothesis), then along the whitened flow $a(t)\,u(t) = 0$ (with
+# $u = w^\top\beta^*/b$) holds for at most one $t > 0$. (If $a_0 = u_0 = 0$, the start is a fixed point,
+# $\dot a = \dot w = 0$, and $a\,u = 0$ for all $t$.)
 # ```
 #
 # ```{prf:proof}

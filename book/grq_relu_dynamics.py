@@ -31,9 +31,10 @@
 # 2. The upstream and downstream approximations stay within their derived bounds ({glue:text}`regime_within`
 #    neurons) and the balanced formulas are exact ({glue:text}`regime_bal_err`) ({prf:ref}`grq-prop-sec5-regimes`,
 #    [Sec. 2](#sec-grq-relu-dynamics-regimes)).
-# 3. An upstream readout stays about constant ({prf:ref}`grq-cor-upstream-readout`): it changes by less than half its
-#    size in {glue:text}`a_up_count` seeds (largest {glue:text}`a_up_max`), within the derived bound in
-#    {glue:text}`a_bound_count` seeds, while balanced and downstream readouts grow more than twofold in
+# 3. An upstream readout stays about constant ({prf:ref}`grq-cor-upstream-readout`): it changes by less than
+#    `a_const_max` $= 0.5$ of its size in {glue:text}`a_up_count` seeds (largest {glue:text}`a_up_max`), within the
+#    bound derived for the flow, widened by 10 times the GD drift of $\delta_k$, in {glue:text}`a_bound_count` seeds,
+#    while balanced and downstream readouts change by more than `a_grow_min` $= 2$ times their size in
 #    {glue:text}`a_grow_count` seeds ([Sec. 3](#sec-grq-relu-dynamics-readout)).
 # 4. Fig. 5(a) ({prf:ref}`grq-fig-5a`): rich partitions move while the output is still small
 #    ({glue:text}`rich_count` seeds); lazy partitions stay while the network fits ({glue:text}`lazy_count` seeds)
@@ -41,8 +42,8 @@
 # 5. Fig. 1(a), left ({prf:ref}`grq-fig-1a-left`): at $\delta = 0$, $\tau = 0.1$ turns, moves its kernel and aligns
 #    with the teacher far more than $\tau = 2$ ({glue:text}`f1_count` seeds) ([Sec. 5](#sec-grq-relu-dynamics-fig1a)).
 # 6. The explorer's {glue:text}`relu_explorer_frames` frames equal a second computation, and in every $\alpha$ column
-#    the kernel and the partition move over 10 times farther at $\tau = 0.1$ than at $\tau = 2$
-#    ([Sec. 6](#sec-grq-relu-dynamics-explorer)).
+#    the kernel and the partition move over 10 times (the check's threshold) farther at $\tau = 0.1$ than at
+#    $\tau = 2$, on the explorer's one task ([Sec. 6](#sec-grq-relu-dynamics-explorer)).
 #
 # A count over seeds holds when its one-sided 95 % Wilson lower end exceeds `claim_rate`; the ranges are in the
 # [parameters table](#sec-grq-relu-dynamics-parameters).
@@ -432,8 +433,12 @@ print(f"derived bound max mu^2 / delta^2 (upstream) from {fixed(derived[:, 0].mi
 print(f"GD drift of delta_k over the run: {bound(drift, 1e-2)}")
 
 # %% [markdown]
-# The counts. Staying within the bound is a deterministic inequality, so it is required in every seed, not counted at
-# `claim_rate` (a review found that a rate of 1/2 would have let 8/10 pass).
+# The counts. The corollary's bound is derived for gradient flow, where $\delta_k$ is conserved; these runs are
+# gradient descent, whose $\delta_k$ drifts (printed above). What is checked is therefore the bound widened by 10 times
+# that drift, relatively and absolutely: $\max|a_k/a_k(0) - 1| \le \max\mu_k^2/\delta_k^2\,(1 + 10\,\epsilon) +
+# 10\,\epsilon$ with $\epsilon$ the largest drift of $\delta_k$. This widened bound is required in every seed, not
+# counted at `claim_rate`, at which a bound broken in some seeds would still pass (a review found so at a rate of
+# 1/2).
 
 # %% tags=["hide-input"]
 k_up, n_up, t_up = relu_checks.seed_count(rel_a[:, 0] < a_const_max)

@@ -2,9 +2,11 @@
 
 Kunin et al. (NeurIPS 2024), Thm 3.1 and App. A.4.4, for f(x) = a w^T x on L = ||X (a w) - y||^2 / (2n) with
 gradient flow da/dt = -eta_a dL/da, dw/dt = -eta_w grad_w L. Thm 3.1 assumes beta(t) = a w != 0 for all t; the
-paper remarks (App. A.4.4) that its closed form "appears to also work" for trajectories through the origin. It
-does not: the limit is the minimizer of Psi_delta with beta0 replaced by -beta0. The reasons, derived in the book's
-chapter grq_exact_dynamics (eta_a = eta_w = 1; unequal rates reduce to it, see :func:`flow_limit`):
+paper remarks (App. A.4.4, one-dimensional null space) that "it appears that beta = beta* - alpha v also works" for
+trajectories through the origin, the mirror image of Thm 3.1's beta* + alpha v. This module holds that the limit is
+the minimizer of Psi_delta with beta0 replaced by -beta0 (the paper's mirror point when the null space is
+one-dimensional), for any X; the reasons, derived in the book's chapter grq_exact_dynamics (eta_a = eta_w = 1;
+unequal rates reduce to it, see :func:`flow_limit`):
 
 * w - w0 stays in the row space of X (dw/dt = -a X^T r / n), so P_N w = P_N w0 for the projector P_N onto the null
   space of X; then delta_R = a^2 - ||P_R w||^2 = delta + ||P_N w0||^2 is conserved too.
@@ -177,7 +179,7 @@ def _sign(X, y, a0, w0):
 def flow_limit(X, y, a0, w0, delta=None, *, eta_a=1.0, eta_w=1.0):
     """The limit beta(inf) = lim a(t) w(t) of the gradient flow of f(x) = a w^T x on L = ||X (a w) - y||^2 / (2n)
     from (a0, w0), for any data X (n x d; a 1-D X is one sample) with X^T y != 0, whether or not a crosses zero
-    (Kunin et al., Thm 3.1 and App. A.4.4; the crossing case is the book's correction, module docstring).
+    (Kunin et al., Thm 3.1 and App. A.4.4; the crossing case: the paper's mirror point, for any X, module docstring).
 
     ``delta``: None (the flow from (a0, w0) itself), or a conserved value eta_w a^2 - eta_a ||w||^2 to start from
     instead: (a0, w0) is first moved along its rescaling orbit (a0 / s, s w0), s > 0, to that delta (same beta0 =
