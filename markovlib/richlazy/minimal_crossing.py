@@ -130,10 +130,11 @@ def draw_families(rng, families, n_prone, n_control, flow, T, settle_tol, *, top
 
 def predict(draw: dict) -> dict:
     """The package's predictions for one draw of :func:`draw_family` (added to it and returned): ``psi`` =
-    argmin Psi_delta at beta0 (Thm 3.1 as stated), ``psi_flip`` = at -beta0 (the mirror minimizer (App. A.4.4's remark, for any X)), ``delta_R`` =
-    a0^2 - ||P_R w0||^2, ``miss_pred`` = 2 |a_inf| max|P_N w0| (how far Thm 3.1 misses a crossing flow, eq.
-    grq-eq-limit), ``closed`` = beta_ls + sign(a(T)) |a_inf| P_N w0 (grq-eq-limit with the observed sign),
-    ``flow_limit`` and ``route`` = (sign, how) from :func:`markovlib.richlazy.minimal_limits.limit_sign`."""
+    argmin Psi_delta at beta0 (Thm 3.1 as stated), ``psi_flip`` = at -beta0 (the mirror minimizer of App. A.4.4's
+    remark, for any X), ``delta_R`` = a0^2 - ||P_R w0||^2, ``miss_pred`` = 2 |a_inf| max|P_N w0| (how far
+    Thm 3.1 misses a crossing flow, eq. grq-eq-limit), ``closed`` = beta_ls + sign(a(T)) |a_inf| P_N w0
+    (grq-eq-limit with the observed sign), ``flow_limit`` and ``route`` = (sign, how) from
+    :func:`markovlib.richlazy.minimal_limits.limit_sign`."""
     r = draw
     X, y, beta0, delta, a0, w0 = r["X"], r["y"], r["beta0"], r["delta"], r["a0"], r["w0"]
     P_N = r["N"] @ r["N"].T
