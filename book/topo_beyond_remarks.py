@@ -203,8 +203,8 @@ print("Prop. 6 (biases) for d = 1, e = 1, c = (+1, +1, -1):", invariant_set.poin
 #
 # ```{prf:proof}
 # {prf:ref}`topo-prop-2` applied to $(\tilde w_k, a_k) \in \mathbb R^{d+1}\times\mathbb R^{e}$. (The paper's
-# text of Prop. 5 has $\mathbb R^{d}$ for $c_k < 0$; the factor is $\mathbb R^{d+1}$, which does not change the
-# homology.)
+# Prop. 5 reads "If $c_k < 0$, $Q(c_k)$ is a topological manifold homeomorphic to $\mathbb R^d \times S^{e-1}$"; with
+# the bias among the input weights the factor is $\mathbb R^{d+1}$, which does not change the homology.)
 # ```
 #
 # ```{prf:proposition} Betti numbers with biases (paper's Prop. 6)
