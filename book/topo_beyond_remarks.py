@@ -46,8 +46,8 @@
 # (sec-topo-beyond-remarks-params)=
 # ## Parameters
 #
-# App. E: the `bias_cases` (the spheres of {prf:ref}`topo-prop-5` of total dimension at most 2, where 300 landmarks
-# cover the sample; $b_0, b_1, b_2$ for one neuron, $b_0, b_1$ for two, $b_0$ for three), $|c_k|$ = `c_abs` (the
+# App. E: the `bias_cases` (the spheres of {prf:ref}`topo-prop-5` of total dimension at most 2, where `n_landmarks` = 300
+# landmarks cover the sample; $b_0, b_1, b_2$ for one neuron, $b_0, b_1$ for two, $b_0$ for three), $|c_k|$ = `c_abs` (the
 # samples are scaled by $1/\sqrt{|c_k|}$, so one set of thresholds serves the range), free factors truncated to balls
 # of radius `trunc`, `n_landmarks` landmarks from `raw_factor` times as many raw points, neighbour-graph radius
 # `graph_radius`. App. F: every $d \le$ `map_dims` and every width $l \le$ `l_grid_max`, exactly; the limits at
@@ -1053,12 +1053,12 @@ _ = glue("g_keep", fraction(n_keep, g_draws))
 # ```{prf:remark} Several outputs: the sign change happens (this book's finding)
 # :label: topo-rem-many-outputs
 #
-# App. G's intuition for $e > 1$ is right, and the flow realizes it. In the constructed family the first output
+# App. G's intuition for $e > 1$ is right in the constructed family, and the flow realizes it there: the first output
 # weight of the pathological neuron changes sign in {glue:text}`g_cross` draws, with the other outputs carrying
 # $\lVert a\rVert^2 \ge -c$ through the crossing (ratio at least {glue:text}`g_rest`). With one output the same draws
 # keep the sign in {glue:text}`g_keep`: the neuron switches off ($w \to 0$, $a_1 \to \sqrt{-c}$) and the loss stays at
-# the bound $v_1^2/4$ of {prf:ref}`topo-prop-g-outputs`. A pathological neuron with several outputs is not an
-# obstruction: its output vector goes around the ball $\lVert a\rVert < \sqrt{-c}$ instead of through it. The
+# the bound $v_1^2/4$ of {prf:ref}`topo-prop-g-outputs`. In these draws a pathological neuron with several outputs
+# was not an obstruction: its output vector went around the ball $\lVert a\rVert < \sqrt{-c}$ instead of through it. The
 # construction covers one neuron and the stated range; it does not show that every flow with $e > 1$ reaches the
 # teacher.
 # ```
