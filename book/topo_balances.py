@@ -22,7 +22,8 @@
 # {cite:t}`nurisso2024topological` derive from the rescaling one conserved quantity per neuron, the balance
 # $c_k = \|w_k\|^2 - \|a_k\|^2$, fixed at initialization; the next chapter computes the topology of the set $H(c)$
 # it confines the flow to. This chapter derives the conservation law, checks it on integrated flows, and measures
-# how gradient descent, SGD, Adam and weight decay break it (the paper's Sec. 8).
+# how gradient descent, SGD and Adam break it (the paper's Sec. 8 names these three) and what weight decay does to it
+# (this book's addition).
 #
 # ## What this chapter shows
 #
@@ -305,7 +306,7 @@ _ = verified.record("weight decay: c_k(t) = c_k(0) exp(-2 lambda t)", wd_err < f
 
 # %% [markdown]
 # The figure draws, left, every network's drift against $h$ for the three optimizers (thin lines) with their
-# geometric means (dots): GD and SGD fall like $h$, Adam barely moves. Right, the balances under weight decay
+# geometric means (dots): GD and SGD fall like $h$, while Adam's drift barely changes with $h$. Right, the balances under weight decay
 # follow the exponential.
 
 # %%

@@ -33,9 +33,11 @@
 #    ([App. E](#sec-topo-beyond-remarks-bias-topology)).
 # 3. App. F's closed forms at $d = 1, 2$ match to {glue:text}`closed_err`, and its large-width limits hold (Kaiming
 #    $d = 2$: $l(1 - 1/e - P) \to 1/e$, measured {glue:text}`kd2_limit`) ([App. F](#sec-topo-beyond-remarks-width)).
-# 4. Sec. 7's "decreases rapidly with width" fails for Kaiming at {glue:text}`k_rise_dims` and Xavier at
-#    {glue:text}`x_rise_dims`; Xavier at $d = 10$ rises from {glue:text}`x10_l1` to {glue:text}`x10_l100`; Monte Carlo
-#    agrees in {glue:text}`mc_inside` cells ([the width](#sec-topo-beyond-remarks-width-map)).
+# 4. Sec. 7's "decreases rapidly with width", on the map {glue:text}`map_range`: for Kaiming $P$ falls at
+#    {glue:text}`k_fall_pct` of the steps $l \to l + 1$ (it rises at {glue:text}`k_rise_dims`), for Xavier at only
+#    {glue:text}`x_fall_pct` (it rises at every width for {glue:text}`x_rise_dims`; at $d = 10$ from
+#    {glue:text}`x10_l1` to {glue:text}`x10_l100`); Monte Carlo agrees in {glue:text}`mc_inside` cells
+#    ([the width](#sec-topo-beyond-remarks-width-map)).
 # 5. With several outputs a pathological $a_1$ crosses zero in {glue:text}`g_cross` flows (other outputs carry at
 #    least {glue:text}`g_rest` of $-c$); with one output the same draws keep the sign in {glue:text}`g_keep`
 #    ([App. G](#sec-topo-beyond-remarks-outputs)).
@@ -44,8 +46,8 @@
 # (sec-topo-beyond-remarks-params)=
 # ## Parameters
 #
-# App. E: the `bias_cases` (the spheres of {prf:ref}`topo-prop-5` of total dimension at most 2, where 300 landmarks
-# cover the sample; $b_0, b_1, b_2$ for one neuron, $b_0, b_1$ for two, $b_0$ for three), $|c_k|$ = `c_abs` (the
+# App. E: the `bias_cases` (the spheres of {prf:ref}`topo-prop-5` of total dimension at most 2, where `n_landmarks` = 300
+# landmarks cover the sample; $b_0, b_1, b_2$ for one neuron, $b_0, b_1$ for two, $b_0$ for three), $|c_k|$ = `c_abs` (the
 # samples are scaled by $1/\sqrt{|c_k|}$, so one set of thresholds serves the range), free factors truncated to balls
 # of radius `trunc`, `n_landmarks` landmarks from `raw_factor` times as many raw points, neighbour-graph radius
 # `graph_radius`. App. F: every $d \le$ `map_dims` and every width $l \le$ `l_grid_max`, exactly; the limits at
@@ -201,8 +203,8 @@ print("Prop. 6 (biases) for d = 1, e = 1, c = (+1, +1, -1):", invariant_set.poin
 #
 # ```{prf:proof}
 # {prf:ref}`topo-prop-2` applied to $(\tilde w_k, a_k) \in \mathbb R^{d+1}\times\mathbb R^{e}$. (The paper's
-# text of Prop. 5 has $\mathbb R^{d}$ for $c_k < 0$; the factor is $\mathbb R^{d+1}$, which does not change the
-# homology.)
+# Prop. 5 reads "If $c_k < 0$, $Q(c_k)$ is a topological manifold homeomorphic to $\mathbb R^d \times S^{e-1}$"; with
+# the bias among the input weights the factor is $\mathbb R^{d+1}$, which does not change the homology.)
 # ```
 #
 # ```{prf:proposition} Betti numbers with biases (paper's Prop. 6)
@@ -687,6 +689,10 @@ _ = glue("x_window_ex", ", ".join(f"$l \\in [{window[d_][0]}, {window[d_][1] + 1
                                           for d_ in sorted({x_window[0], 20 if 20 in window else x_window[-1],
                                                             x_window[-1]})))
 _ = glue("map_frac", f"{fraction(k_frac, n_cells)} (Kaiming) and {fraction(x_frac, n_cells)} (Xavier)")
+_ = glue("map_range", f"$d \\le {map_dims}$, $l \\le {l_grid_max}$")
+_ = glue("k_fall_pct", f"{fixed(100 * k_frac / n_cells, 0)} %")
+_ = glue("x_fall_pct", f"{fixed(100 * x_frac / n_cells, 1)} %")
+_ = glue("pooled_rise_pct", f"{fixed(100 * (1 - (k_frac + x_frac) / (2 * n_cells)), 0)} %")
 
 # %% [markdown]
 # **Monte Carlo, without the formula.** In each of the `mc_cells`, `n_mc` networks get Gaussian weights with the
@@ -746,7 +752,7 @@ _ = glue("mc_pairs", "; ".join(f"{s_.capitalize()} at $d = {d_}$ {m_} from $l = 
                                        for s_, d_, l1, l2, m_, _ in pairs))
 
 # %% [markdown]
-# ```{prf:remark} The width does not make the obstruction unlikely (this book's finding)
+# ```{prf:remark} Whether the width makes the obstruction unlikely depends on the initialization (this book's finding)
 # :label: topo-rem-width
 #
 # Sec. 7 of the paper says that with common initializations "the probability of creating a pathological neuron
@@ -758,16 +764,22 @@ _ = glue("mc_pairs", "; ".join(f"{s_.capitalize()} at $d = {d_}$ {m_} from $l = 
 # - **Kaiming.** For {glue:text}`k_rise_dims`, $P$ rises at every width, to $1$ at $d = 1$ and to $1 - 1/e$ at
 #   $d = 2$. For {glue:text}`k_fall_from` it falls from a width of at most {glue:text}`k_peak_max` on, and at every
 #   width for {glue:text}`k_fall_all`. The decay is like $l^{1 - d/2}$: at $d = 3$ a four times wider layer only
-#   halves $P$, which is not rapid.
+#   halves $P$, which is not rapid (the decay steepens as $d$ grows).
 # - **Xavier.** $P \to 1$ for every $d$. For {glue:text}`x_rise_dims` it rises at every width. For
 #   {glue:text}`x_window_dims` it falls only on a window of widths ({glue:text}`x_window_ex`) and rises again after
 #   it. It passes $1/2$ by {glue:text}`x_half`.
 #
-# So the sentence holds for Kaiming at {glue:text}`k_fall_from` (beyond a width of at most {glue:text}`k_peak_max`) and
-# for Xavier at {glue:text}`x_window_dims` on a finite window of widths. It fails for Kaiming at $d \le 2$ and for Xavier at every $d$ once the layer is wide enough.
-# Over the map $d \le$ `map_dims`, $l \le$ `l_grid_max`, $P$ falls at {glue:text}`map_frac` of the steps
-# $l \to l + 1$. The Monte Carlo draws alone show the same directions: {glue:text}`mc_pairs`. App. F's own text
-# ("the probability of disconnectedness grows with $l$" for small $d$) agrees with this remark, not with Sec. 7.
+# So the sentence holds for Kaiming at {glue:text}`k_fall_from` (beyond a width of at most {glue:text}`k_peak_max`),
+# though the decay is slow, and for Xavier at {glue:text}`x_window_dims` only on a finite window of widths. It fails
+# for Kaiming at $d \le 2$ and for Xavier at every $d$ once the layer is wide enough. The answer therefore depends on
+# the initialization: over the map {glue:text}`map_range` (the only range computed here; beyond it only the limits
+# above speak), $P$ falls at {glue:text}`map_frac` of the steps $l \to l + 1$, i.e. at {glue:text}`k_fall_pct` of the
+# Kaiming steps, where the sentence mostly holds, and at {glue:text}`x_fall_pct` of the Xavier steps, where it mostly
+# fails; pooled over both, $P$ does not fall at {glue:text}`pooled_rise_pct` of the steps. The Monte Carlo draws alone
+# show the same directions: {glue:text}`mc_pairs`. App. F's own text ("the probability of disconnectedness grows
+# with $l$" for small $d$) agrees with this remark for small $d$; its "for large values of $d$, the probability of
+# obstruction quickly falls to 0 for any number of hidden neurons" holds for Kaiming, but for Xavier only up to some
+# width, since there $P \to 1$ at every $d$.
 # ```
 
 # %%
@@ -1041,12 +1053,12 @@ _ = glue("g_keep", fraction(n_keep, g_draws))
 # ```{prf:remark} Several outputs: the sign change happens (this book's finding)
 # :label: topo-rem-many-outputs
 #
-# App. G's intuition for $e > 1$ is right, and the flow realizes it. In the constructed family the first output
+# App. G's intuition for $e > 1$ is right in the constructed family, and the flow realizes it there: the first output
 # weight of the pathological neuron changes sign in {glue:text}`g_cross` draws, with the other outputs carrying
 # $\lVert a\rVert^2 \ge -c$ through the crossing (ratio at least {glue:text}`g_rest`). With one output the same draws
 # keep the sign in {glue:text}`g_keep`: the neuron switches off ($w \to 0$, $a_1 \to \sqrt{-c}$) and the loss stays at
-# the bound $v_1^2/4$ of {prf:ref}`topo-prop-g-outputs`. A pathological neuron with several outputs is not an
-# obstruction: its output vector goes around the ball $\lVert a\rVert < \sqrt{-c}$ instead of through it. The
+# the bound $v_1^2/4$ of {prf:ref}`topo-prop-g-outputs`. In these draws a pathological neuron with several outputs
+# was not an obstruction: its output vector went around the ball $\lVert a\rVert < \sqrt{-c}$ instead of through it. The
 # construction covers one neuron and the stated range; it does not show that every flow with $e > 1$ reaches the
 # teacher.
 # ```

@@ -30,9 +30,10 @@
 #    an active start, {glue:text}`to_learn_paper` from the paper's draw ([unobstructed toy](#sec-topo-obstruction-unobstructed)).
 # 3. A non-pathological neuron dead at the start never learns; {glue:text}`to_dead0_paper` of the paper's draws start
 #    so ([unobstructed toy](#sec-topo-obstruction-unobstructed)).
-# 4. The paper's "$c_k$ varies by less than 1 %" holds at $h^\star$ = {glue:text}`to_hstar` (largest drift
-#    {glue:text}`to_drift_star`), not at $h = 0.01$ (largest drift {glue:text}`to_drift_max`); every $c_k$ keeps its
-#    sign ([step size](#sec-topo-obstruction-step)).
+# 4. The paper's "variations of $c_k$ less than one percent" at $h = 0.01$ holds read as an absolute change
+#    ({glue:text}`to_drift_abs_below` runs below the paper's 0.01), not as a change relative to $|c_k|$ (largest
+#    {glue:text}`to_drift_max`); relative to $|c_k|$, the worst runs re-run at $h^\star$ = {glue:text}`to_hstar` drift
+#    {glue:text}`to_drift_star`; every $c_k$ keeps its sign ([step size](#sec-topo-obstruction-step)).
 # 5. App. F's $P[\text{obstruction}] = 1 - (1 - p)^l$ lies inside the Monte Carlo Wilson interval in
 #    {glue:text}`to_mc_inside` cells ([App. F](#sec-topo-obstruction-appf)).
 
@@ -44,9 +45,10 @@
 # ReLU neurons without biases, MSE, gradient descent with step `toy_lr` (the paper's 0.01), weights
 # $\mathcal U(-\sqrt2, \sqrt2)$ with positive output weights, rescaled ({prf:ref}`topo-prop-4`) onto
 # $c = (-|c|, -|c|)$ (obstructed) or $(-|c|, +|c|)$ (unobstructed), $|c|$ = `c_toy` (the paper's 0.1),
-# {glue:text}`to_seeds` seeds per arm (`toy_seeds`). Below $|c_k| = 0.05$ or above $h = 0.01$ the drift of gradient descent (proportional
-# to $h$; here at most {glue:text}`to_drift_abs` in absolute terms) would no longer be small against $|c_k|$, and a
-# balance could change sign, which Prop. 3 does not cover. App. F's grid: $d$ in `mc_dims`, $l$ in `mc_widths`,
+# {glue:text}`to_seeds` seeds per arm (`toy_seeds`). The ranges stop at $|c_k| = 0.05$ and $h = 0.01$ because the
+# drift of gradient descent grows with $h$ (here at most {glue:text}`to_drift_abs` in absolute terms) and must stay
+# small against $|c_k|$ so that no balance changes sign, which Prop. 3 does not cover; outside them this has not
+# been checked. App. F's grid: $d$ in `mc_dims`, $l$ in `mc_widths`,
 # `n_mc` draws per cell, both schemes.
 
 # %% tags=["parameters"]
@@ -266,8 +268,10 @@ _ = verified.record("unobstructed toy can learn F (existence), only by the sign 
 # ### The step size and the balances
 #
 # One step of size $h$ changes $c_k$ by exactly $h^2(\|\nabla_{w_k}L\|^2 - \|\nabla_{a_k}L\|^2)$ ({doc}`topo_balances`),
-# so over a fixed training time the drift is $O(h)$. The paper says that $h = 0.01$ keeps the variation of every
-# $c_k$ below one percent; that is checked on every run above. Then the `n_recheck` runs with the largest drift are
+# so over a fixed training time the drift is $O(h)$. The paper says that $h = 0.01$ "limits the variations of $c_k$
+# values to less than one percent along training", with $c_k \in \{-0.1, 0.1\}$; it does not say whether the one
+# percent is absolute or relative to $|c_k|$. Both readings are checked on every run above. Then the `n_recheck`
+# runs with the largest drift are
 # re-run over the same training time at $h^\star = h \cdot$ `drift_target` $/ (2 \max \text{drift})$, the step that
 # the $O(h)$ scaling predicts for half the target. Every other run drifted less at $h$, so by the same scaling (its
 # ratio is printed for the re-run ones) it stays below the target at $h^\star$.
@@ -276,6 +280,7 @@ _ = verified.record("unobstructed toy can learn F (existence), only by the sign 
 all_runs = obs + pap + act
 drifts = np.array([r.rel_drift for r in all_runs])
 n_below = int(np.sum(drifts < drift_target))
+n_abs_below = int(np.sum(drifts * c_toy < drift_target))  # the other reading: |c_k(t) - c_k(0)| < 0.01 in absolute terms
 worst = float(drifts.max())
 h_star = toy_lr * min(1.0, drift_target / (2 * worst))
 steps_star = int(np.ceil(toy_lr * toy_steps / h_star))
@@ -286,18 +291,28 @@ drift_star = max(star)
 ratio = drift_star / float(drifts[order].max())
 print(f"h = {toy_lr}: largest relative drift of c_k over {3 * toy_seeds} runs {fixed(100 * worst, 1)} %; "
       f"below {100 * drift_target:g} % in {fraction(n_below, len(drifts))} runs; largest drift / |c_k| below 1 (signs kept)")
+print(f"h = {toy_lr}: largest absolute drift |c_k(t) - c_k(0)| {worst * c_toy:.1e}; below {drift_target:g} in "
+      f"{fraction(n_abs_below, len(drifts))} runs")
 print(f"h_star = {h_star:.1e} ({steps_star} steps, same training time): the {n_recheck} worst runs drift by at most "
       f"{fixed(100 * drift_star, 2)} %; drift ratio {fixed(ratio, 3)} against h_star / h = {fixed(h_star / toy_lr, 3)}")
 
 # %% [markdown]
-# At `toy_lr` the drift is below 1 % in only {glue:text}`to_drift_below` runs, so the paper's sentence holds for
-# $h \le h^\star$, not at $h = 0.01$. The drift stays far below $|c_k|$, so every $c_k$ keeps its sign, and that is
-# all Prop. 3 needs.
+# Read as an absolute change, the paper's sentence holds at `toy_lr`: the largest $|c_k(t) - c_k(0)|$ is
+# {glue:text}`to_drift_abs`, below 0.01 (the paper's one percent, read absolutely) in
+# {glue:text}`to_drift_abs_below` runs. Read as a change relative to
+# $|c_k|$, it does not: the drift is below 1 % of $|c_k|$ in only {glue:text}`to_drift_below` runs. For the relative
+# reading a smaller step is needed; it was measured only at $h^\star$ = {glue:text}`to_hstar` and only on the
+# {glue:text}`to_n_recheck` runs with the largest drift at `toy_lr` (largest relative drift there
+# {glue:text}`to_drift_star`); for the other runs, and for steps below $h^\star$, it is the $O(h)$ scaling that says
+# so, not a run. In every run the drift stays far below $|c_k|$, so every $c_k$ keeps its sign, and that is all
+# Prop. 3 needs.
 
 # %% tags=["hide-input"]
 glue("to_drift_max", f"{fixed(100 * worst, 1)} %")
 glue("to_drift_below", fraction(n_below, len(drifts)))
 glue("to_drift_abs", f"{worst * c_toy:.1e}")
+glue("to_drift_abs_below", fraction(n_abs_below, len(drifts)))
+glue("to_n_recheck", str(len(star)))
 glue("to_hstar", f"{h_star:.1e}")
 glue("to_drift_star", f"{fixed(100 * drift_star, 2)} %")
 _ = verified.record("GD keeps every c_k's sign at h (Prop. 3 applies)", worst < 1, kind="same code",
