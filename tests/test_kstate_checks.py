@@ -31,6 +31,25 @@ def test_mc_ratios_hold_for_samples_of_the_chain():
     assert wrong[0] > 1
 
 
+def test_mc_ratios_with_the_derived_standard_error():
+    # issue 35: at K 6, p 0.1 (the chapter's default sample and seed) the 10-group standard error of the entropy rate
+    # fell to 0.38 of the derived one and the check failed at 1.2; with the derived one it passes
+    K, p = 6, 0.1
+    P = multistate.symmetric_kernel(K, p)
+    sd = kstate_checks.transition_log_sd(P)
+    h = multistate.symmetric_entropy_rate(K, p)
+    assert math.isclose(sd**2, float((P[0] * np.log(P[0]) ** 2).sum()) - h**2)
+    x = multistate.symmetric_chain(K, p).sample(400, 200, seed=1000 * K, backend="numpy").astype(np.int64)
+    lam = multistate.symmetric_eigenvalue(K, p)
+    old, _ = kstate_checks.mc_ratios(x[:, :-1], x[:, 1:], K, h, z=5.0, want_marg=math.log(K), lam=lam)
+    new, _ = kstate_checks.mc_ratios(x[:, :-1], x[:, 1:], K, h, z=5.0, want_marg=math.log(K), lam=lam, cond_sd=sd)
+    assert old[0] > 1 and max(new) < 1
+    # uniform rows (p = p*): the derived first-order spread is 0 and the group estimate is used
+    assert kstate_checks.transition_log_sd(multistate.symmetric_kernel(4, 0.75)) < 1e-7
+    with pytest.raises(ValueError):
+        kstate_checks.transition_log_sd(np.array([[0.5, 0.5], [0.9, 0.1]]))
+
+
 def test_mc_z_min_is_the_bonferroni_t_quantile():
     from scipy import stats
 
