@@ -5,7 +5,8 @@
 - ``two_token``: the authors' 2-token model and its map to the binary model.
 - ``readout``: closed forms of the canonical logit and bias; singular fractions; canonical scalars of a model.
 - ``exact``: the exact population loss by enumerating every sequence.
-- ``config``: ``TrainConfig``, devices, seeds, schedules and the optimizer's decay groups.
+- ``config``: ``TrainConfig`` and its recipes; ``device``: devices and seeds; ``sampling``: the batch sampler;
+  ``schedules``: the learning-rate schedules; ``optim``: the optimizer's decay groups.
 - ``training``: the ``Trainer``; ``runs``: ``train_many``; ``train_cli``: ``python -m markovlib train``.
 - ``escape``: trap or plateau, the standard init under four optimizers with the energy E(e, w) along training.
 - ``benchmarks``: ``python -m markovlib bench`` (sampler, flow, train).
