@@ -40,6 +40,7 @@ def test_alignment_and_flatness_on_the_canonical_form():
         lowrank.min_alignment({"embedding": np.ones(4)})
     with pytest.raises(ValueError, match="e must be"):
         lowrank.flatness(np.zeros(3))
+    assert np.isnan(lowrank.flatness(np.array([1.0, np.nan, 2.0])))  # a diverged run fails its claims
     with pytest.raises(ValueError, match="side"):
         lowrank.top_vector(np.eye(2), "up")
 

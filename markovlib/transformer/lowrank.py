@@ -59,9 +59,14 @@ def min_alignment(weights) -> float:
 
 
 def flatness(e) -> float:
-    """min_i |e_i| / max_i |e_i|: 1 on the hypercube {+-1}^d / sqrt(d)."""
+    """min_i |e_i| / max_i |e_i|: 1 on the hypercube {+-1}^d / sqrt(d); NaN for a diverged run's non-finite e (so
+    that such a run fails every claim it enters)."""
     e = np.abs(np.asarray(e, dtype=np.float64))
-    if e.ndim != 1 or e.size == 0 or not e.max() > 0:
+    if e.ndim != 1 or e.size == 0:
+        raise ValueError("e must be a nonzero vector")
+    if not np.all(np.isfinite(e)):
+        return float("nan")
+    if not e.max() > 0:
         raise ValueError("e must be a nonzero vector")
     return float(e.min() / e.max())
 
