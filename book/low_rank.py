@@ -24,102 +24,32 @@
 #
 # ## What this chapter shows
 #
-# Training runs from a tiny random start are chaotic: the same run differs in the second digit of its singular
-# values between two machines. So every claim about them is a claim about *seeds*: it is checked on each of the
-# `seeds` (10 at the defaults) and holds when the one-sided 95 % Wilson lower end of the rate at which it holds
-# exceeds `rate` $= 1/2$, fixed with every other threshold in the parameters cell. The table at the end prints
-# each count with its interval; the per-seed values are in the figures.
+# Training runs are chaotic, so each claim counts seeds: it holds when the one-sided 95 % Wilson lower end of its
+# rate exceeds `rate` $= 1/2$ (the table at the end prints each count with its interval).
 #
-# 1. **Rank one from a tiny Gaussian start** (Figs. 3 and 6). On the chain $p = 0.2$, $q = 0.3$ with $d = 8$,
-#    batch 16 and every weight $\sim\mathcal N(0, 0.001^2)$, plain SGD (step 5) for 800 iterations drives the
-#    fraction of energy in the top singular component, $s_1^2 / \sum_i s_i^2$, of $W_V$, $W_O$, $W_1$, $W_2$ and
-#    of the positional-embedding matrix above 0.99 (in {glue:text}`lr_sgd_rank1` seeds), while the held-out loss
-#    reaches the entropy rate ({glue:text}`lr_sgd_loss`). Their top singular vectors line up with the token
-#    embedding $e$ ($|\cos| > 0.99$, {glue:text}`lr_align`): one direction $\alpha$ is shared.
-# 2. **Rank one stays rank one** (Fig. 7). From a canonical rank-one initialization, SGD keeps every matrix
-#    exactly rank one (here: to $10^{-6}$ in float32) along the same $\alpha$ for the whole run; the text proves
-#    why (the gradient never leaves the rank-one manifold).
-# 3. **Beyond the paper: what drives it.** Low rank *emerges* only if the weights grow far beyond their
-#    random initialization. The paper does not give its SGD step size. With a smaller step (2 instead of 5) the
-#    loss still reaches the entropy rate, but $W_1$, $W_2$ stay at their random start (fraction below 0.6;
-#    {glue:text}`lr_small_random` seeds): for $p + q < 1$ the embedding alone reaches a global minimum on the
-#    $e$-axis of the canonical picture ($w = 0$, $|e|^2 = c^*$, {prf:ref}`Thm 8 <thm-8>`), and we check
-#    $|e|^2 = c^*$ within 5 % ({glue:text}`lr_small_e2`). The query and key matrices, which only reach the loss
-#    through the softmax, stay far from rank one under SGD ($s_2/s_1 > 0.1$ in {glue:text}`lr_qk_far`).
-# 4. **Beyond the paper: where the hypercube comes from.** The paper observes $\alpha \in \{\pm 1\}^d/\sqrt d$
-#    (every entry of $e$ has the same magnitude). Under SGD we do *not* see it ({glue:text}`lr_hyper_sgd` seeds
-#    off the hypercube): $e$ keeps the shape of its random start. Under AdamW (the optimizer of the authors' code)
-#    we do ({glue:text}`lr_hyper_adam`): Adam's nearly sign-valued steps grow every coordinate at the same rate,
-#    so the hypercube is a signature of the optimizer. AdamW also makes $W_Q$, $W_K$, $W_1$, $W_2$ and the
-#    positional matrix rank one ({glue:text}`lr_adam_rank1`). $W_V$ and $W_O$ end *nearly* rank one, and how
-#    nearly depends on the seed: their ratio $s_2/s_1$ of the two largest singular values stops at least 5 times
-#    farther from 0 than that of $W_1$, $W_2$ ({glue:text}`lr_vo_farther` seeds), spread over the seeds. Whether
-#    that counts as "rank one" depends on the threshold, so we report the ratio along training and a sweep of
-#    thresholds rather than one threshold. (An earlier version claimed "$W_V$ rank one under AdamW" from one seed,
-#    and a later one "not reliably rank one" from one threshold, 0.99, that the stored AdamW fractions of $W_V$,
-#    {glue:text}`lr_stored_wv_fracs`, straddle.)
+# 1. **Rank one from a tiny Gaussian start** (Figs. 3, 6). Under SGD, $W_V$, $W_O$, $W_1$, $W_2$ and the positional
+#    matrix end rank one ({glue:text}`lr_sgd_rank1` seeds), the loss at the entropy rate ({glue:text}`lr_sgd_loss`),
+#    along one direction $\alpha = e/\lVert e\rVert$ ({glue:text}`lr_align`) ([Gaussian start](#sec-lr-gauss)).
+# 2. **Rank one stays rank one** (Fig. 7): proved, and measured to {glue:text}`lr_inv`
+#    ([rank-one start](#sec-lr-stays)).
+# 3. **What drives it.** With a smaller SGD step the loss still reaches the entropy rate but $W_1$, $W_2$ stay random
+#    ({glue:text}`lr_small_random`): the embedding alone reaches the $e$-axis minimum $\lVert e\rVert^2 = c^*$
+#    ({glue:text}`lr_small_e2`); $W_Q$, $W_K$ stay far from rank one ({glue:text}`lr_qk_far`) ([why](#sec-lr-why)).
+# 4. **The hypercube is Adam's.** $e \in \{\pm1\}^d/\sqrt d$ under AdamW ({glue:text}`lr_hyper_adam`), not under SGD
+#    ({glue:text}`lr_hyper_sgd`); AdamW makes $W_Q$, $W_K$, $W_1$, $W_2$, positional rank one
+#    ({glue:text}`lr_adam_rank1`), while $W_V$, $W_O$ end farther from it ({glue:text}`lr_vo_farther`)
+#    ([AdamW](#sec-lr-adam)).
+# 5. **At the paper's scale** (stored, 20 seeds): SGD makes the five matrices rank one in {glue:text}`lr_stored_sgd5`,
+#    AdamW puts $e$ on the hypercube in {glue:text}`lr_stored_hyper_adam`, SGD not in {glue:text}`lr_stored_hyper_sgd`;
+#    a perturbed rank-one start returns toward stable rank 1 because the rank-one part grows (the perturbation kept its
+#    size in {glue:text}`lr_live_kept` live seeds) ([stored runs](#sec-lr-stored)).
 #
-# **At the paper's scale** ($N = 1024$), stored runs with twenty seeds per setting show the same picture: SGD at
-# step 5 makes the five matrices rank one in {glue:text}`lr_stored_sgd5`, AdamW puts $e$ on the hypercube in
-# {glue:text}`lr_stored_hyper_adam` and SGD does not in {glue:text}`lr_stored_hyper_sgd`; under AdamW the stable
-# rank $\sum_i s_i^2/s_1^2$ of $W_V$ and $W_O$ ends at most {glue:text}`lr_stored_srank`
-# ({glue:text}`lr_stored_s2s1_bound`). A canonical rank-one start pushed off the manifold by noise of size
-# {glue:text}`lr_noise` returns toward stable rank 1 (its $1 - s_1^2/\sum_i s_i^2$ shrinks by at least `noise_back`)
-# under AdamW in these seeds per matrix: {glue:text}`lr_pert_back_adamw`; it does so because the rank-one part grows,
-# not because the noise is removed (an outside review's re-runs, below). Over the 20 stored seeds these are
-# verified claims (rate above `rate`, Bonferroni over the {glue:text}`lr_stored_family` stored claims; chosen after
-# seeds 0 to 9 had been read and before seeds 10 to 19 were run), except the per-matrix counts, which are printed.
+# ## Parameters
 #
-# **Range.** The claims are stated, and checked, on the chains with $p + q = 0.5$ and $p, q$ in $[0.2, 0.3]$: the
-# paper's chain $(0.2, 0.3)$, its mirror $(0.3, 0.2)$ and the chains between them (there
-# $c^* = \log\frac{(1-p)(1-q)}{pq}$ is about 2.2), for the training settings of the parameters cell only (context
-# 128, 800 steps, $d = 8$, batch 16, init scale 0.001, SGD steps 5 and 2, AdamW step $2\cdot10^{-3}$: the parameters
-# cell refuses any other value of these, since no other was checked), and for any seeds, as counts over at least 10
-# seeds on the paper's chain and at least 20 seeds on every other chain of the segment. The mirror edge needs
-# the larger count: there the claims hold in fewer seeds (an outside review ran 20 seeds on the mirror chain,
-# 21 to 40, and found the alignment claim in 16 of them and the rank-one claim in 18, a rate of about 0.8; not
-# re-run here), so that one or two more failing seeds out of 10 would take a count's lower end below `rate`, while
-# over 20 seeds the measured rate keeps the lower end above it. CI's second parameter set,
-# `book/ci_params/low_rank.yaml`, runs the mirror chain with those 20 seeds. The thresholds of the claims over
-# stored seeds (`threshold`, `flat_threshold`, `sgd_flat_max`, `noise_back`) are fixed at the values at which they
-# were checked, since a stricter one breaks a claim (an outside review: a rank-one threshold of 0.992 breaks the SGD
-# count, a factor of 30 the perturbed AdamW count; the sweeps below print the counts at other values); the other
-# thresholds can be made stricter, not looser (the parameters cell refuses a looser one). The claims are chain-dependent, and
-# the parameters cell refuses other chains. Exploratory runs off this segment (three seeds per chain, not claims)
-# broke them:
-# - for $p + q > 1$ the Gaussian start stays at the unigram point, the bad local minimum of
-#   {prf:ref}`Thm 2 <thm-2>`, and nothing of claims 1 and 3 applies;
-# - at $p = q = 0.2$, under SGD (step 5), $W_V$ and $W_O$ ended just below the threshold 0.99 in some seeds; at
-#   $(0.1, 0.4)$, $W_1$ and $W_2$ stayed at their random start, while at $(0.4, 0.1)$ they became rank one: the
-#   mechanism of claim 3 at work (the embedding alone reaches the $e$-axis minimum first), which depends on the
-#   chain, not on $p + q$ alone;
-# - at $p = q = 0.1$ and at $p = q = 0.3$ one SGD run of step 5 diverged, and so did one on the mirror chain
-#   $(0.3, 0.2)$ at context 64 (the noisier gradient of a shorter context), which is why the context is not
-#   shortened below the defaults' 128.
-#
-# (An earlier version stated the claims for every chain with $p + q \le 0.5$ and $p, q \ge 0.1$; the exploratory runs
-# refute that.)
-#
-# **Changed claims (review A).** "For any seeds, as counts over at least 10 seeds" on the whole segment $\to$ at
-# least 10 seeds on the paper's chain and at least 20 on the others (the mirror chain's rate is about 0.8), enforced
-# by the parameters cell. "For the step sizes and the 800 steps of the parameters cell, at context 128", while any
-# value was accepted $\to$ those settings are now the only ones accepted. "The exact canonical manifold stays rank one
-# under both optimizers" had a verified row for SGD only $\to$ a stored-data row for AdamW too. The re-executed slice's
-# tolerance was $10^{-5}$ and its printed bound $2\cdot10^{-6}$, about four times the agreement measured across
-# machines $\to$ tolerance $10^{-4}$, printed bound $5\cdot10^{-5}$ (100 times the largest measured difference), and a
-# negative control shows that this tolerance still catches a change of the SGD step by one part in a thousand. The
-# determinism figures typed in the slice's text are dropped (they were measured once and are not re-run here).
-# **Changed (issue 21, stored-run slices at their real precision).** The slice's tolerance $10^{-4}$ and printed
-# bound $5\cdot10^{-5}$ $\to$ $10^{-5}$ and $3\cdot10^{-6}$, after the deterministic prefix of every stored run was
-# measured and stored in both numeric configurations of CI (`tools/run_slice_prefix.py lowrank`); the cap of
-# `slice_steps` at 20 is now read from that measurement.
-#
-# The canonical form being tested (Sec. 3 of the paper; derived in {doc}`canonical_model`): with $\alpha$ a unit vector and $u \ge 0$, $\|u\|^2 = 4$,
-#
-# $$
-# e = e\,\alpha,\quad p_n = -\tfrac e2\,\alpha,\quad W_1 = |w|\,u\,\alpha^\top,\quad W_2 = w\,\alpha u^\top,\quad
-# W_O W_V = v\,\alpha\alpha^\top .
-# $$ (eq-lowrank-canonical-weights)
+# The claims are stated, and checked, on the chains with $p + q = 0.5$ and $p, q \in [0.2, 0.3]$, at the training
+# settings of the parameters cell only (no other value was checked), for any seeds: at least 10 on the paper's chain
+# and 20 on the others (the mirror chain's rate is about 0.8). CI's second parameter set, `book/ci_params/low_rank.yaml`,
+# runs the mirror chain with 20 seeds. Where the claims stop is said in [the last section](#sec-lr-range).
 
 # %% tags=["parameters"]
 p = 0.2  # chain: P(1 | 0) (paper's Sec. 5.1: 0.2); the claims need p + q of 0.5 and p, q in [0.2, 0.3] (Range)
@@ -156,75 +86,64 @@ slice_tol = 1e-5  # re-executed slice vs stored curve: max abs difference (see t
 workers = 2  # processes for the training runs (the results do not depend on it)
 
 # %%
-from markovlib.book import params
+import json
 
-LR_RANGE = (0.2, 0.3)  # p and q of the claims' chains (see "Range"), not a knob
-P_PLUS_Q = 0.5  # the claims' chains lie on the line p + q of 0.5 (see "Range"), not a knob
-p, q = params.chain("(p, q)", [p, q], within=LR_RANGE)
-if abs(p + q - P_PLUS_Q) > 1e-9:
-    raise ValueError(f"(p, q) = ({p:g}, {q:g}): this chapter's claims are stated for p + q = {P_PLUS_Q} with p, q in "
-                     f"{list(LR_RANGE)} (see the Range statement)")
-# the training settings at which the claims were checked (see "Range"): any other value is refused
-CHECKED = {"d": 8, "length": 128, "batch": 16, "steps": 800, "init_std": 0.001, "lr_sgd": 5.0, "lr_sgd_small": 2.0,
-           "lr_adamw": 2e-3}
-for _name, _value in {"d": d, "length": length, "batch": batch, "steps": steps, "init_std": init_std,
-                      "lr_sgd": lr_sgd, "lr_sgd_small": lr_sgd_small, "lr_adamw": lr_adamw}.items():
-    params.real(_name, _value, CHECKED[_name], CHECKED[_name])  # the claims were checked at this value only
-d = params.positive_int("d", d)
-length = params.positive_int("length", length)
-batch = params.positive_int("batch", batch)
-steps = params.positive_int("steps", steps)
-init_std = params.positive_real("init_std", init_std)
-lr_sgd = params.positive_real("lr_sgd", lr_sgd)
-lr_sgd_small = params.positive_real("lr_sgd_small", lr_sgd_small)
-lr_adamw = params.positive_real("lr_adamw", lr_adamw)
-seeds = params.int_list("seeds", seeds, minimum=0)
-if len(set(seeds)) != len(seeds):
-    raise ValueError(f"seeds must be distinct, got {seeds!r}")
-PAPER_CHAIN = (0.2, 0.3)  # at least 10 seeds here; 20 on every other chain of the segment (see "Range"), not a knob
-min_seeds = 10 if (abs(p - PAPER_CHAIN[0]) < 1e-9 and abs(q - PAPER_CHAIN[1]) < 1e-9) else 20
-if len(seeds) < min_seeds:
-    raise ValueError(f"seeds must hold at least {min_seeds} distinct seeds at (p, q) = ({p:g}, {q:g}) (a count over seeds "
-                     f"needs 10 live seeds, and 20 off the paper's chain, see the Range statement), got {len(seeds)}")
-rate = params.real("rate", rate, 0.5, 1.0)
-if rate >= 1:
-    raise ValueError(f"rate must be in [0.5, 1), got {rate!r}")
-track_every = params.positive_int("track_every", track_every)
-heatmap_steps = params.int_list("heatmap_steps", heatmap_steps, minimum=0)
-# thresholds may be made stricter than the defaults, never looser (a looser one can make a claim empty)
-# the thresholds of the stored claims: only the checked values (a stricter one breaks a claim; see "Range")
-threshold = params.real("threshold", threshold, 0.99, 0.99)
-sweep_thresholds = params.real_list("sweep_thresholds", sweep_thresholds, 0.0, 1.0, closed=False)
-align_threshold = params.real("align_threshold", align_threshold, 0.99, 1.0)
-if align_threshold >= 1:
-    raise ValueError(f"align_threshold must be in [0.99, 1), got {align_threshold!r}")
-qk_ratio = params.real("qk_ratio", qk_ratio, 0.1, 1.0, closed=True)
-if qk_ratio >= 1:
-    raise ValueError(f"qk_ratio must be in [0.1, 1), got {qk_ratio!r}")
-vo_factor = params.real("vo_factor", vo_factor, 5.0, closed=True)
-random_threshold = params.real("random_threshold", random_threshold, 0.0, 0.6)
-if random_threshold <= 0:
-    raise ValueError(f"random_threshold must be in (0, 0.6], got {random_threshold!r}")
-flat_threshold = params.real("flat_threshold", flat_threshold, 0.9, 0.9)
-sgd_flat_max = params.real("sgd_flat_max", sgd_flat_max, 0.5, 0.5)
-noise_back = params.real("noise_back", noise_back, 10.0, 10.0)
-pert_noise = params.real("pert_noise", pert_noise, 1e-5, 1e-5)
-dilution_band = params.real("dilution_band", dilution_band, 2.0, 2.0)  # the checked value only (a narrower band nears the measured 1.5)
-e2_rtol = params.real("e2_rtol", e2_rtol, 0.0, 0.05)
-excess_tol = params.real("excess_tol", excess_tol, 0.0, 0.005)
-heldout_batches = params.positive_int("heldout_batches", heldout_batches)
-invariance_tol = params.real("invariance_tol", invariance_tol, 0.0, 1e-6)
-for _name, _value in {"e2_rtol": e2_rtol, "excess_tol": excess_tol, "invariance_tol": invariance_tol}.items():
-    if _value <= 0:
-        raise ValueError(f"{_name} must be positive, got {_value!r}")
-slice_steps = params.positive_int("slice_steps", slice_steps)
-if slice_steps > 20:
-    raise ValueError(f"slice_steps must be at most 20 (the prefix of the stored runs that is deterministic across "
-                     f"numeric configurations; see the slice's text), got {slice_steps}")
-slice_tol = params.real("slice_tol", slice_tol, 0.0, 1e-5)
-if slice_tol <= 0:
-    raise ValueError(f"slice_tol must be in (0, 1e-5], got {slice_tol!r}")
-workers = params.positive_int("workers", workers)
+import pandas as pd
+
+from markovlib.book import params, stored
+from markovlib.transformer import lowrank
+
+DATA = stored.data_dir("lowrank")
+PREFIX_LEVEL = 1e-6  # a stored run is deterministic while every compared value stays this close, not a knob
+prefix_of, prefix = lowrank.slice_prefix(pd.read_csv(DATA / "slice_prefix.csv"),
+                                         json.loads((DATA / "manifest.json").read_text())["seeds"], PREFIX_LEVEL)
+sgd5_prefix = int(prefix_of.xs("sgd_5", level="optimizer").min())  # the slice re-executes SGD-step-5 runs
+CHAINS = "the claims' chains: p + q = 0.5, p and q in [0.2, 0.3] (exploratory runs off them broke the claims)"
+CHECKED = "the claims were checked at this value only"
+STRICT = "the value at which it was checked: a stricter one breaks a claim (an outside review)"
+SPEC = params.declare(
+    p=params.Real(0.2, 0.3, why=CHAINS), q=params.Real(0.2, 0.3, why=CHAINS),
+    d=params.Int(8, 8, why=CHECKED), length=params.Int(128, 128, why=CHECKED), batch=params.Int(16, 16, why=CHECKED),
+    steps=params.Int(800, 800, why=CHECKED), init_std=params.Real(1e-3, 1e-3, why=CHECKED),
+    lr_sgd=params.Real(5.0, 5.0, why=CHECKED), lr_sgd_small=params.Real(2.0, 2.0, why=CHECKED),
+    lr_adamw=params.Real(2e-3, 2e-3, why=CHECKED),
+    seeds=params.IntList(0, why="distinct; at least 10 on the paper's chain, 20 on the others (see together)"),
+    rate=params.Real(0.5, 1.0, why="a claim over seeds holds for at least half of them (and rate < 1)"),
+    track_every=params.Int(1, why="steps between weight snapshots"),
+    heatmap_steps=params.IntList(0, why="snapshots drawn (clipped to the run)"),
+    threshold=params.Real(0.99, 0.99, why=STRICT),
+    sweep_thresholds=params.RealList(0.0, 1.0, closed=False, why="a sweep, not a claim"),
+    align_threshold=params.Real(0.99, 1.0, why="only stricter (and < 1)"),
+    qk_ratio=params.Real(0.1, 1.0, why="only stricter (and < 1)"),
+    vo_factor=params.Real(5.0, float("inf"), why="only stricter"),
+    random_threshold=params.Real(0.0, 0.6, why="only stricter (> 0); a Gaussian 32 x 8 matrix: 0.2 to 0.3"),
+    e2_rtol=params.Real(0.0, 0.05, why="only stricter (> 0)"),
+    flat_threshold=params.Real(0.9, 0.9, why=STRICT), sgd_flat_max=params.Real(0.5, 0.5, why=STRICT),
+    excess_tol=params.Real(0.0, 0.005, why="only stricter (> 0)"),
+    heldout_batches=params.Int(1, why="held-out batches of the excess loss"),
+    noise_back=params.Real(10.0, 10.0, why=STRICT),
+    pert_noise=params.Real(1e-5, 1e-5, why="the stored part's noise; " + CHECKED),
+    dilution_band=params.Real(2.0, 2.0, why=CHECKED + " (a narrower band nears the measured 1.5)"),
+    invariance_tol=params.Real(0.0, 1e-6, why="only stricter (> 0)"),
+    slice_steps=params.Int(1, 20, why="within the deterministic prefix of the stored SGD-step-5 runs (see together)"),
+    slice_tol=params.Real(0.0, 1e-5, why="about 10x the largest difference measured in the prefix; only stricter"),
+    workers=params.Int(1, why="the results do not depend on it"),
+    require=[
+        ("p + q = 0.5", lambda v: abs(v["p"] + v["q"] - 0.5) <= 1e-9, CHAINS),
+        ("seeds distinct, at least 10 at (0.2, 0.3) and 20 elsewhere", lambda v: len(set(v["seeds"])) == len(v["seeds"])
+         >= (10 if abs(v["p"] - 0.2) < 1e-9 and abs(v["q"] - 0.3) < 1e-9 else 20),
+         "a count needs 10 live seeds; off the paper's chain the rate is about 0.8, so 20"),
+        ("rate, align_threshold, qk_ratio < 1", lambda v: max(v["rate"], v["align_threshold"], v["qk_ratio"]) < 1,
+         "a rate or a cosine below 1"),
+        ("random_threshold, e2_rtol, excess_tol, invariance_tol, slice_tol > 0", lambda v: min(
+            v["random_threshold"], v["e2_rtol"], v["excess_tol"], v["invariance_tol"], v["slice_tol"]) > 0,
+         "thresholds may be made stricter, never empty"),
+        (f"slice_steps <= {sgd5_prefix}", lambda v: v["slice_steps"] <= sgd5_prefix,
+         "the shortest deterministic prefix of the stored SGD-step-5 runs, measured in every configuration"),
+    ],
+)
+globals().update(SPEC.check(globals()))
+SPEC.table()
 
 # %% [markdown]
 # Defaults keep the chapter within the budget of a training chapter: context 128 instead of 1024, so that 41 runs
@@ -242,26 +161,21 @@ workers = params.positive_int("workers", workers)
 # bigram predictor) are computed here with numpy and torch, not with the package.
 
 # %%
-import json
 import math
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import torch
 import torch.nn.functional as F
 
 from markovlib.book import formatting, inference, plotting, report
 from markovlib.book.glue import glue
-from markovlib.book.stored import PARTS, deterministic_prefix, read_parts
 from markovlib.book.sweep import record_results
 from markovlib.markov.canonical import c_star
 from markovlib.markov.chain import MarkovChain
-from markovlib.transformer.config import recipe
+from markovlib.transformer import drawings as transformer_drawings
 from markovlib.transformer.model import MarkovTransformer
 from markovlib.transformer.runs import train_many
-from markovlib.transformer.training import Trainer
 
 plotting.use_style()
 torch.set_num_threads(1)
@@ -273,10 +187,14 @@ EXCESS_PRINT = 2e-3  # printed bound of the rank-one run's excess loss, under ex
 snap_at = sorted({min(s, steps) for s in heatmap_steps} | {0, steps})
 n_seeds = len(seeds)
 cstar = c_star(p, q)
+counts = {}  # claim over seeds -> number of seeds in which it held (for the figure and record_results)
 print(f"chain p={p:g}, q={q:g}: entropy rate {formatting.fixed(chain.entropy_rate, 4)}, "
       f"H(pi) {formatting.fixed(chain.marginal_entropy, 4)}, c* = {formatting.fixed(cstar, 4)}")
 
+# %% [markdown]
+# The measurements are the chapter's own, with numpy and torch (independent references, not the package):
 
+# %%
 def top_fraction(W):
     """independent reference (do not replace with markovlib): s_1^2 / sum_i s_i^2 of a matrix, by numpy's SVD."""
     s = spectrum(W)
@@ -305,16 +223,31 @@ def spectrum(W):
         return np.full(min(W.shape), np.nan)
     return np.linalg.svd(W, compute_uv=False)
 
+# %% [markdown]
+# Every run side by side (deterministic: the result does not depend on `workers`), with its weights at every
+# `track_every` steps and at the heatmap snapshots (`lowrank.run_config` holds the knobs of a run):
 
-def config(seed, init, optimizer, lr):
-    return dict(device="cpu", p=p, q=q, d=d, length=length, batch=batch, steps=steps, init=init, init_std=init_std,
-                optimizer=optimizer, lr=lr, weight_decay=0.0 if optimizer == "sgd" else 1e-3, grad_clip=0.0,
-                seed=seed, eval_every=0)
+# %%
+snapshot_steps = sorted(set(range(0, steps + 1, track_every)) | set(snap_at))
+shape = dict(p=p, q=q, d=d, length=length, batch=batch, steps=steps, init_std=init_std)
+batched = {("sgd", s): lowrank.run_config(s, "standard", "sgd", lr_sgd, **shape) for s in seeds}
+batched |= {("sgd_small", s): lowrank.run_config(s, "standard", "sgd", lr_sgd_small, **shape) for s in seeds}
+batched |= {("adamw", s): lowrank.run_config(s, "standard", "adamw", lr_adamw, **shape) for s in seeds}
+batched |= {("rank_one", seeds[0]): lowrank.run_config(seeds[0], "rank_one", "sgd", lr_sgd, **shape)}
+batched |= {("pert_adamw", s): dict(lowrank.run_config(s, "rank_one", "adamw", lr_adamw, **shape), init_noise=pert_noise)
+            for s in seeds}
+done = dict(zip(batched, train_many(list(batched.values()), workers=workers, progress=True,
+                                    snapshot_steps=snapshot_steps)))
+n_diverged = sum(not all(np.all(np.isfinite(w)) for w in res["weights"].values()) for res in done.values())
+print(f"runs whose weights diverged (non-finite; each fails every claim it enters): {n_diverged} of {len(done)}")
 
+# %% [markdown]
+# Each run is measured from its weight snapshots (the top fraction and $s_2/s_1$ of every matrix along training) and
+# from its final weights (the fractions and the excess held-out loss, the model rebuilt from its weights):
 
-def finish(res, seed):
-    """Measure a run: from its weight snapshots the top fraction and s_2/s_1 of every matrix along training, and
-    from its final weights the fractions and the excess held-out loss (the model rebuilt from its weights)."""
+# %%
+runs = {}
+for (kind, seed_), res in done.items():
     W = res["weights"]
     model = MarkovTransformer(d, length)
     with torch.no_grad():
@@ -326,117 +259,73 @@ def finish(res, seed):
         sv = [spectrum(res["snapshots"][s][k]) for s in track_steps]
         track[k] = np.array([float(v[0] ** 2 / np.sum(v ** 2)) for v in sv])
         track[k + "/s2s1"] = np.array([float(v[1] / v[0]) for v in sv])
-    return {"weights": W, "snaps": res["snapshots"], "track": track,
-            "fractions": {k: top_fraction(W[k]) for k in MATRICES},
-            "s2s1": {k: float(spectrum(W[k])[1] / spectrum(W[k])[0]) for k in MATRICES},
-            "excess": excess_loss(model, 1_000_003 + seed)}
-
-
-# every run side by side (deterministic: the result does not depend on `workers`), with its weights at every
-# `track_every` steps and at the heatmap snapshots, measured afterwards with numpy
-snapshot_steps = sorted(set(range(0, steps + 1, track_every)) | set(snap_at))
-batched = {("sgd", s): config(s, "standard", "sgd", lr_sgd) for s in seeds}
-batched |= {("sgd_small", s): config(s, "standard", "sgd", lr_sgd_small) for s in seeds}
-batched |= {("adamw", s): config(s, "standard", "adamw", lr_adamw) for s in seeds}
-batched |= {("rank_one", seeds[0]): config(seeds[0], "rank_one", "sgd", lr_sgd)}
-batched |= {("pert_adamw", s): dict(config(s, "rank_one", "adamw", lr_adamw), init_noise=pert_noise) for s in seeds}
-done = dict(zip(batched, train_many(list(batched.values()), workers=workers, progress=True,
-                                    snapshot_steps=snapshot_steps)))
-runs = {key: finish(res, key[1]) for key, res in done.items()}
-n_diverged = sum(not all(np.all(np.isfinite(w)) for w in res["weights"].values()) for res in done.values())
-print(f"runs whose weights diverged (non-finite; each fails every claim it enters): {n_diverged} of {len(done)}")
-
-
-counts = {}  # claim -> number of seeds in which it held (for the figure and record_results)
-
-
-def seed_claim(claim, flags, check, name=None):
-    """Record a claim over the seeds: it holds when the one-sided 95 % Wilson lower end of the rate at which it
-    holds exceeds `rate` (fixed in the parameters cell). The count goes into the table, the figure and, under
-    ``name``, the prose."""
-    flags = np.asarray(flags, dtype=bool).ravel()
-    k, n = int(flags.sum()), flags.size
-    counts[claim] = k
-    if name is not None:
-        glue(name, formatting.fraction(k, n))
-    print(f"{claim}: {formatting.fraction(k, n)} seeds")
-    verified.record_count(claim, k, n, rate=rate, check=check, kind="independent")
-
-
-def top_vector(W, side):
-    if not np.all(np.isfinite(W)):  # a diverged run
-        return np.full(W.shape[0] if side == "left" else W.shape[1], np.nan)
-    U, S, Vh = np.linalg.svd(W)
-    return U[:, 0] if side == "left" else Vh[0]
-
-
-def min_alignment(W):
-    """min over the rank-one factors that should carry alpha of |cos(e, top singular vector)|."""
-    e = W["embedding"] / np.linalg.norm(W["embedding"])
-    sides = {"W_V": "right", "W_O": "left", "W_1": "right", "W_2": "left", "positional": "right"}
-    return min(float(abs(top_vector(W[m], side) @ e)) for m, side in sides.items())
-
-
-def flatness(e):
-    """min_i |e_i| / max_i |e_i|: 1 on the hypercube."""
-    return float(np.abs(e).min() / np.abs(e).max())
-
+    runs[kind, seed_] = {"weights": W, "snaps": res["snapshots"], "track": track,
+                         "fractions": {k: top_fraction(W[k]) for k in MATRICES},
+                         "s2s1": {k: float(spectrum(W[k])[1] / spectrum(W[k])[0]) for k in MATRICES},
+                         "excess": excess_loss(model, 1_000_003 + seed_)}
 
 # %% [markdown]
+# (sec-lr-gauss)=
 # ## Gaussian start, SGD: the weights become rank one
 #
 # The first runs are the paper's: every weight $\sim \mathcal N(0, 0.001^2)$, plain SGD (no momentum, no weight
 # decay, no clipping), 800 steps with a short warm-up and a cosine decay of the step size, once per seed.
+#
+# The canonical form being tested (Sec. 3 of the paper; derived in {doc}`canonical_model`): with $\alpha$ a unit vector and $u \ge 0$, $\|u\|^2 = 4$,
+#
+# $$
+# e = e\,\alpha,\quad p_n = -\tfrac e2\,\alpha,\quad W_1 = |w|\,u\,\alpha^\top,\quad W_2 = w\,\alpha u^\top,\quad
+# W_O W_V = v\,\alpha\alpha^\top .
+# $$ (eq-lowrank-canonical-weights)
 
 # %%
 gauss = [runs["sgd", s] for s in seeds]
 RANK_ONE_SGD = ["W_V", "W_O", "W_1", "W_2", "positional"]
 frac_gauss = {k: np.array([r["fractions"][k] for r in gauss]) for k in MATRICES}
 excess_gauss = np.array([r["excess"] for r in gauss])
-seed_claim("Gaussian init + SGD: W_V, W_O, W_1, W_2, positional end rank one (Fig. 3)",
-           np.all([frac_gauss[k] > threshold for k in RANK_ONE_SGD], axis=0),
-           check=f"numpy SVD after {steps} steps: s_1^2/sum s_i^2 > {threshold:g} for all five, per seed", name="lr_sgd_rank1")
-seed_claim("Gaussian init + SGD: loss reaches the entropy rate", excess_gauss < excess_tol,
-           check=f"held-out loss minus the bigram predictor's on the same sequences < {excess_tol:g} nats", name="lr_sgd_loss")
+
+# %% tags=["hide-input"]
+claim = ("Gaussian init + SGD: W_V, W_O, W_1, W_2, positional end rank one (Fig. 3)")
+flags = np.asarray(np.all([frac_gauss[k] > threshold for k in RANK_ONE_SGD], axis=0), dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_sgd_rank1', formatting.fraction(counts[claim], flags.size))} seeds")
+verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"numpy SVD after {steps} steps: s_1^2/sum s_i^2 > {threshold:g} for all five, per seed"), kind="independent")
+claim = ("Gaussian init + SGD: loss reaches the entropy rate")
+flags = np.asarray(excess_gauss < excess_tol, dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_sgd_loss', formatting.fraction(counts[claim], flags.size))} seeds")
+_ = verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"held-out loss minus the bigram predictor's on the same sequences < {excess_tol:g} nats"), kind="independent")
 
 # %% [markdown]
 # The shared direction: the top right singular vector of $W_1$ and $W_V$, the top left singular vector of $W_2$
-# and $W_O$ and the common direction of the positional embeddings should all be $\pm e / \|e\|$, as in
+# and $W_O$ and the common direction of the positional embeddings should all be $\pm e / \|e\|$ (`lowrank.min_alignment`), as in
 # {eq}`eq-lowrank-canonical-weights`.
 
 # %%
-align_gauss = np.array([min_alignment(r["weights"]) for r in gauss])
-seed_claim("one shared direction alpha = e/|e| (Fig. 6)", align_gauss > align_threshold,
-           check=f"min over W_V, W_O, W_1, W_2, positional of |cos(e, top singular vector)| > {align_threshold:g}", name="lr_align")
+align_gauss = np.array([lowrank.min_alignment(r["weights"]) for r in gauss])
 
+# %% tags=["hide-input"]
+claim = ("one shared direction alpha = e/|e| (Fig. 6)")
+flags = np.asarray(align_gauss > align_threshold, dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_align', formatting.fraction(counts[claim], flags.size))} seeds")
+_ = verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"min over W_V, W_O, W_1, W_2, positional of |cos(e, top singular vector)| > {align_threshold:g}"), kind="independent")
 
 # %% [markdown]
 # The figure below reproduces the quantitative Fig. 3 (left) for the first seed, next to the same measurement for
 # the rank-one start (Fig. 7, computed in the next section) and for the smaller SGD step of claim 3.
 
 # %%
-def fraction_panel(ax, tr, title):
-    colors = ["tab:blue", "tab:orange", "tab:purple", "tab:brown", "tab:cyan", "tab:pink"]  # no green/red:
-    for k, style, color in zip(MATRICES[:-1], ["-", "--", "-", "--", "-", "--"], colors):  # those mean minima
-        ax.plot(tr["track"]["step"], tr["track"][k], style, color=color, lw=1.4, label=k)
-    ax.plot(tr["track"]["step"], tr["track"]["positional"], ":", color=plotting.NEUTRAL, lw=1.4, label="positional")
-    ax.axhline(threshold, color=plotting.NEUTRAL, lw=0.6, ls="-.")
-    ax.set_ylim(0, 1.03)
-    ax.set_xlabel("iteration")
-    ax.set_title(title)
-
-
 rank1 = runs["rank_one", seeds[0]]
 small = [runs["sgd_small", s] for s in seeds]
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
-fraction_panel(axes[0], gauss[0], f"Gaussian init, SGD lr {lr_sgd:g} (Fig. 3)")
-fraction_panel(axes[1], rank1, f"rank-one init, SGD lr {lr_sgd:g} (Fig. 7)")
-fraction_panel(axes[2], small[0], f"Gaussian init, SGD lr {lr_sgd_small:g}")
+transformer_drawings.fraction_panel(axes[0], gauss[0]["track"], f"Gaussian init, SGD lr {lr_sgd:g} (Fig. 3)", threshold)
+transformer_drawings.fraction_panel(axes[1], rank1["track"], f"rank-one init, SGD lr {lr_sgd:g} (Fig. 7)", threshold)
+transformer_drawings.fraction_panel(axes[2], small[0]["track"], f"Gaussian init, SGD lr {lr_sgd_small:g}", threshold)
 axes[0].set_ylabel(r"energy in top component $s_1^2/\sum_i s_i^2$")
 axes[2].legend(loc="lower right", ncol=2)
 fig.suptitle(f"Fraction of energy in the top singular component across iterations (seed {seeds[0]})")
 plt.show()
-
 
 # %% [markdown]
 # The qualitative Fig. 6: heatmaps of $W_V$ and $W_1^\top$ of the first seed at the start, early and at the end.
@@ -444,31 +333,12 @@ plt.show()
 # of $e$ (shown on the left of each row, rescaled to the colour range).
 
 # %%
-def heatmaps(tr, title):
-    fig, axes = plt.subplots(2, len(snap_at) + 1, figsize=(3.0 * (len(snap_at) + 1), 4.6),
-                             gridspec_kw={"width_ratios": [0.25] + [1] * len(snap_at)})
-    for row, (name, tf) in enumerate((("W_V", lambda W: W), ("W_1", lambda W: W.T))):
-        e = tr["snaps"][steps]["embedding"]
-        axes[row, 0].imshow(e[:, None] / np.abs(e).max(), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-        axes[row, 0].set_title("e (end)", fontsize=9)
-        axes[row, 0].set_xticks([])
-        axes[row, 0].set_ylabel(name + ("$^\\top$" if name == "W_1" else ""))
-        for col, s in enumerate(snap_at, start=1):
-            W = tf(tr["snaps"][s][name])
-            lim = np.abs(W).max()
-            axes[row, col].imshow(W, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
-            axes[row, col].set_title(f"step {s}, |max| {lim:.1e}", fontsize=9)
-            axes[row, col].set_xticks([])
-            axes[row, col].set_yticks([])
-            axes[row, col].grid(False)
-        axes[row, 0].grid(False)
-    fig.suptitle(title)
-    plt.show()
-
-
-heatmaps(gauss[0], f"Gaussian init, SGD: weights become outer products along e (Fig. 6, seed {seeds[0]})")
+transformer_drawings.weight_heatmaps(gauss[0]["snaps"], snap_at, steps,
+                                     f"Gaussian init, SGD: weights become outer products along e (Fig. 6, seed {seeds[0]})")
+plt.show()
 
 # %% [markdown]
+# (sec-lr-stays)=
 # ## A rank-one start stays rank one
 #
 # ```{prf:proposition} SGD preserves the canonical rank-one manifold
@@ -509,6 +379,8 @@ drift = float(1 - abs(alpha0 @ e_end) / np.linalg.norm(e_end))
 print(f"max over the run and the 7 matrices of 1 - s_1^2/sum s_i^2: {formatting.bound(dev_rank1, INV_PRINT)}")
 print(f"direction of e: 1 - |cos(e_0, e_end)| = {formatting.bound(drift, INV_PRINT)}")
 print(f"excess held-out loss over the bigram predictor: {formatting.bound(rank1['excess'], EXCESS_PRINT)} nats")
+
+# %% tags=["hide-input"]
 verified.record("rank-one init stays rank one along the same alpha (Fig. 7)",
                 formatting.within(dev_rank1, invariance_tol) and formatting.within(drift, invariance_tol),
                 check=f"numpy SVD every {track_every} steps; cos of e with its start",
@@ -518,11 +390,15 @@ _ = verified.record("rank-one init + SGD: loss reaches the entropy rate", rank1[
                     check="held-out loss minus the bigram predictor's on the same sequences",
                     measured=formatting.bound(rank1["excess"], EXCESS_PRINT), tolerance=f"{excess_tol:g} nats",
                     kind="independent")
+_ = glue("lr_inv", formatting.bound(max(dev_rank1, drift), INV_PRINT))
 
 # %%
-heatmaps(rank1, "Rank-one init, SGD: every snapshot is an outer product (Fig. 7)")
+transformer_drawings.weight_heatmaps(rank1["snaps"], snap_at, steps,
+                                     "Rank-one init, SGD: every snapshot is an outer product (Fig. 7)")
+plt.show()
 
 # %% [markdown]
+# (sec-lr-why)=
 # ## Why the Gaussian start becomes rank one, and when it does not
 #
 # The proof above also explains the Gaussian case. Whatever the weights, the loss reaches $z_n$ only through
@@ -546,19 +422,28 @@ heatmaps(rank1, "Rank-one init, SGD: every snapshot is an outer product (Fig. 7)
 frac_small = {k: np.array([r["fractions"][k] for r in small]) for k in MATRICES}
 excess_small = np.array([r["excess"] for r in small])
 e2_small = np.array([float(r["weights"]["embedding"] @ r["weights"]["embedding"]) for r in small])
-seed_claim("smaller step: entropy rate reached with W_1, W_2 still random",
-           (excess_small < excess_tol) & (frac_small["W_1"] < random_threshold) & (frac_small["W_2"] < random_threshold),
-           check=f"lr {lr_sgd_small:g}: excess loss < {excess_tol:g} nats and W_1, W_2 fractions < {random_threshold:g}", name="lr_small_random")
-seed_claim("smaller step: |e|^2 = c* (global minimum on the e-axis, Thm 8)",
-           np.abs(e2_small / cstar - 1) < e2_rtol,
-           check=f"lr {lr_sgd_small:g}: | |e|^2 / c* - 1 | < {e2_rtol:g}, c* in closed form", name="lr_small_e2")
 s2s1_sgd = {k: np.array([r["s2s1"][k] for r in gauss]) for k in MATRICES}
-seed_claim(f"SGD (lr {lr_sgd:g}): W_Q, W_K stay far from rank one",
-           (s2s1_sgd["W_Q"] > qk_ratio) & (s2s1_sgd["W_K"] > qk_ratio),
-           check=f"s2/s1 of both > {qk_ratio:g} after {steps} steps (the softmax scores barely change the loss "
-                 "on a first-order chain)", name="lr_qk_far")
+
+# %% tags=["hide-input"]
+claim = ("smaller step: entropy rate reached with W_1, W_2 still random")
+flags = np.asarray((excess_small < excess_tol) & (frac_small["W_1"] < random_threshold) & (frac_small["W_2"] < random_threshold), dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_small_random', formatting.fraction(counts[claim], flags.size))} seeds")
+verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"lr {lr_sgd_small:g}: excess loss < {excess_tol:g} nats and W_1, W_2 fractions < {random_threshold:g}"), kind="independent")
+claim = ("smaller step: |e|^2 = c* (global minimum on the e-axis, Thm 8)")
+flags = np.asarray(np.abs(e2_small / cstar - 1) < e2_rtol, dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_small_e2', formatting.fraction(counts[claim], flags.size))} seeds")
+verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"lr {lr_sgd_small:g}: | |e|^2 / c* - 1 | < {e2_rtol:g}, c* in closed form"), kind="independent")
+claim = (f"SGD (lr {lr_sgd:g}): W_Q, W_K stay far from rank one")
+flags = np.asarray((s2s1_sgd["W_Q"] > qk_ratio) & (s2s1_sgd["W_K"] > qk_ratio), dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_qk_far', formatting.fraction(counts[claim], flags.size))} seeds")
+_ = verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"s2/s1 of both > {qk_ratio:g} after {steps} steps (the softmax scores barely change the loss "
+      "on a first-order chain)"), kind="independent")
 
 # %% [markdown]
+# (sec-lr-adam)=
 # ## The hypercube is Adam's
 #
 # The paper reports that the shared direction has all entries equal in magnitude, $\alpha \in \{\pm1\}^d/\sqrt d$,
@@ -573,30 +458,48 @@ seed_claim(f"SGD (lr {lr_sgd:g}): W_Q, W_K stay far from rank one",
 adam = [runs["adamw", s] for s in seeds]
 frac_adam = {k: np.array([r["fractions"][k] for r in adam]) for k in MATRICES}
 excess_adam = np.array([r["excess"] for r in adam])
-flat = {"SGD": np.array([flatness(r["weights"]["embedding"]) for r in gauss]),
-        "AdamW": np.array([flatness(r["weights"]["embedding"]) for r in adam])}
+flat = {"SGD": np.array([lowrank.flatness(r["weights"]["embedding"]) for r in gauss]),
+        "AdamW": np.array([lowrank.flatness(r["weights"]["embedding"]) for r in adam])}
 RANK_ONE_ADAM = ["W_Q", "W_K", "W_1", "W_2", "positional"]
-seed_claim("AdamW: embedding on the hypercube {+-1}^d", flat["AdamW"] > flat_threshold,
-           check=f"min_i |e_i| / max_i |e_i| > {flat_threshold:g}", name="lr_hyper_adam")
-seed_claim("SGD: embedding not on the hypercube", flat["SGD"] < sgd_flat_max,
-           check=f"min_i |e_i| / max_i |e_i| < {sgd_flat_max:g}", name="lr_hyper_sgd")
-seed_claim("AdamW: W_Q, W_K, W_1, W_2, positional rank one, loss at the entropy rate",
-           np.all([frac_adam[k] > threshold for k in RANK_ONE_ADAM], axis=0) & (excess_adam < excess_tol),
-           check=f"fractions > {threshold:g}; excess loss < {excess_tol:g} nats", name="lr_adam_rank1")
 s2s1_adam = {k: np.array([r["s2s1"][k] for r in adam]) for k in MATRICES}
 s2s1_gauss = {k: np.array([r["s2s1"][k] for r in gauss]) for k in MATRICES}
 vo = np.maximum(s2s1_adam["W_V"], s2s1_adam["W_O"])  # the farther of W_V, W_O from rank one, per seed
 ffn = np.maximum(s2s1_adam["W_1"], s2s1_adam["W_2"])
-seed_claim(f"AdamW: W_V, W_O end farther from rank one than W_1, W_2 (s2/s1 at least {vo_factor:g} times)",
-           np.minimum(s2s1_adam["W_V"], s2s1_adam["W_O"]) > vo_factor * ffn,
-           check=f"numpy SVD of the final weights: s2/s1 of W_V and of W_O > {vo_factor:g} x max(s2/s1 of W_1, W_2), "
-                 "per seed (no rank-one threshold)", name="lr_vo_farther")
+
+# %% tags=["hide-input"]
+claim = ("AdamW: embedding on the hypercube {+-1}^d")
+flags = np.asarray(flat["AdamW"] > flat_threshold, dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_hyper_adam', formatting.fraction(counts[claim], flags.size))} seeds")
+verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"min_i |e_i| / max_i |e_i| > {flat_threshold:g}"), kind="independent")
+claim = ("SGD: embedding not on the hypercube")
+flags = np.asarray(flat["SGD"] < sgd_flat_max, dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_hyper_sgd', formatting.fraction(counts[claim], flags.size))} seeds")
+verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"min_i |e_i| / max_i |e_i| < {sgd_flat_max:g}"), kind="independent")
+claim = ("AdamW: W_Q, W_K, W_1, W_2, positional rank one, loss at the entropy rate")
+flags = np.asarray(np.all([frac_adam[k] > threshold for k in RANK_ONE_ADAM], axis=0) & (excess_adam < excess_tol), dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_adam_rank1', formatting.fraction(counts[claim], flags.size))} seeds")
+verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"fractions > {threshold:g}; excess loss < {excess_tol:g} nats"), kind="independent")
+claim = (f"AdamW: W_V, W_O end farther from rank one than W_1, W_2 (s2/s1 at least {vo_factor:g} times)")
+flags = np.asarray(np.minimum(s2s1_adam["W_V"], s2s1_adam["W_O"]) > vo_factor * ffn, dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_vo_farther', formatting.fraction(counts[claim], flags.size))} seeds")
+_ = verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"numpy SVD of the final weights: s2/s1 of W_V and of W_O > {vo_factor:g} x max(s2/s1 of W_1, W_2), "
+      "per seed (no rank-one threshold)"), kind="independent")
+
+# %% tags=["hide-input"]
 sweep_live = {m: np.array([np.sum(frac_adam[m] > t) for t in sweep_thresholds]) for m in ("W_V", "W_O", "W_1", "W_2")}
 k_ffn_strict = int(np.sum((frac_adam["W_1"] > max(sweep_thresholds)) & (frac_adam["W_2"] > max(sweep_thresholds))))
 glue("lr_sweep_ffn_strict", formatting.fraction(k_ffn_strict, n_seeds))
 print(f"AdamW: W_1 and W_2 both above the strictest threshold {max(sweep_thresholds):g} in "
       f"{formatting.fraction(k_ffn_strict, n_seeds)} seeds")
 
+# %% [markdown]
+# The trained token embedding of the first seed under both optimizers:
+
+# %%
 fig, ax = plt.subplots(figsize=(6.4, 3.4))
 idx = np.arange(d)
 for off, (name, group, color) in zip((-0.2, 0.2), (("SGD", gauss, plotting.MAXIMA), ("AdamW", adam, plotting.NEUTRAL))):
@@ -612,6 +515,13 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
+# Under AdamW, $W_V$ and $W_O$ end *nearly* rank one, and how nearly depends on the seed: their ratio $s_2/s_1$ of the two largest singular values stops at least 5 times
+# farther from 0 than that of $W_1$, $W_2$ ({glue:text}`lr_vo_farther` seeds), spread over the seeds. Whether
+# that counts as "rank one" depends on the threshold, so we report the ratio along training and a sweep of
+# thresholds rather than one threshold. (An earlier version claimed "$W_V$ rank one under AdamW" from one seed,
+# and a later one "not reliably rank one" from one threshold, 0.99, that the stored AdamW fractions of $W_V$,
+# {glue:text}`lr_stored_wv_fracs`, straddle.)
+#
 # **Rank one, or nearly?** Whether a matrix "is rank one" depends on the threshold: the top fraction
 # $s_1^2/\sum_i s_i^2$ compresses everything near 1. The ratio $s_2/s_1$ of the two largest singular values does
 # not (it is 0 for a rank-one matrix, and $1 - s_1^2/\sum s_i^2 \ge (s_2/s_1)^2\, s_1^2/\sum s_i^2$), so the next
@@ -680,6 +590,7 @@ bx.set_title("Claims over seeds")
 plt.show()
 
 # %% [markdown]
+# (sec-lr-stored)=
 # ## At the paper's scale: stored runs, several seeds and step sizes
 #
 # The runs above use a reduced context (`length`, 128 at the defaults). At the paper's scale ($N = 1024$, 800 steps, $d = 8$, batch 16, every
@@ -714,13 +625,23 @@ plt.show()
 # and before seeds 10 to 19 were run; on seeds 10 to 19 alone they hold in: {glue:text}`lr_later`; the other counts (per matrix, the threshold sweep) are
 # printed with their intervals. Verified without a statistic over seeds: that the canonical manifold stays rank one
 # in every stored run, and that a re-executed slice reproduces the stored curves.
+#
+# **At the paper's scale** ($N = 1024$), stored runs with twenty seeds per setting show the same picture: SGD at
+# step 5 makes the five matrices rank one in {glue:text}`lr_stored_sgd5`, AdamW puts $e$ on the hypercube in
+# {glue:text}`lr_stored_hyper_adam` and SGD does not in {glue:text}`lr_stored_hyper_sgd`; under AdamW the stable
+# rank $\sum_i s_i^2/s_1^2$ of $W_V$ and $W_O$ ends at most {glue:text}`lr_stored_srank`
+# ({glue:text}`lr_stored_s2s1_bound`). A canonical rank-one start pushed off the manifold by noise of size
+# {glue:text}`lr_noise` returns toward stable rank 1 (its $1 - s_1^2/\sum_i s_i^2$ shrinks by at least `noise_back`)
+# under AdamW in these seeds per matrix: {glue:text}`lr_pert_back_adamw`; it does so because the rank-one part grows,
+# not because the noise is removed (an outside review's re-runs, below). Over the 20 stored seeds these are
+# verified claims (rate above `rate`, Bonferroni over the {glue:text}`lr_stored_family` stored claims; chosen after
+# seeds 0 to 9 had been read and before seeds 10 to 19 were run), except the per-matrix counts, which are printed.
 
 # %%
-DATA = Path("data/lowrank") if Path("data/lowrank").is_dir() else Path("book/data/lowrank")
 # every part (seeds 0-2, 3-9, 10-19), each file against its manifest's sha256
 SAME = ["chain", "optimizers", "inits"]
-final, lr_parts = read_parts(DATA, PARTS["lowrank"], same=SAME, file="final")
-curves, _ = read_parts(DATA, PARTS["lowrank"], same=SAME, file="curves")
+final, lr_parts = stored.read_parts(DATA, stored.PARTS["lowrank"], same=SAME, file="final")
+curves, _ = stored.read_parts(DATA, stored.PARTS["lowrank"], same=SAME, file="curves")
 manifest = lr_parts[0]
 stored_seeds = sorted(int(s) for s in final.seed.unique())
 n_stored = len(stored_seeds)
@@ -730,22 +651,20 @@ glue("lr_stored_family", str(STORED_CLAIMS))
 print(f"stored: {sum(len(m['runs']) for m in lr_parts)} runs in {len(lr_parts)} parts, chain {manifest['chain']}, "
       f"seeds {stored_seeds[0]} to {stored_seeds[-1]}, torch {manifest['versions']['torch']}, one thread")
 
+# %% [markdown]
+# Per initialization and optimizer, the seeds in which each matrix ends rank one, $e$ on the hypercube, and the top singular vectors aligned with $e$ (`lowrank.seeds_where`):
 
-def seeds_where(init, opt, flags):
-    """Number of stored seeds of (init, opt) in which ``flags(row)`` holds."""
-    rows = final[(final["init"] == init) & (final["optimizer"] == opt)]
-    return int(sum(bool(flags(r)) for _, r in rows.iterrows())), len(rows)
-
-
+# %%
 table = {}
 for (init, opt), _ in final.groupby(["init", "optimizer"], sort=False):
     row = {}
     for m in MATRICES:
-        k, n = seeds_where(init, opt, lambda r: r[f"fraction_{m}"] > threshold)
+        k, n = lowrank.seeds_where(final, init, opt, lambda r: r[f"fraction_{m}"] > threshold)
         row[m] = f"{k}/{n}"
-    k, n = seeds_where(init, opt, lambda r: r["flatness"] > flat_threshold)
+    k, n = lowrank.seeds_where(final, init, opt, lambda r: r["flatness"] > flat_threshold)
     row["hypercube"] = f"{k}/{n}"
-    k, n = seeds_where(init, opt, lambda r: min(r[f"alignment_{m}"] for m in ("W_V", "W_O", "W_1", "W_2")) > align_threshold)
+    k, n = lowrank.seeds_where(final, init, opt, lambda r: min(r[f"alignment_{m}"] for m in ("W_V", "W_O", "W_1", "W_2"))
+                               > align_threshold)
     row["aligned with e"] = f"{k}/{n}"
     table[f"{init}, {opt}"] = row
 print(f"seeds in which each matrix ends rank one (fraction > {threshold:g}), e ends on the hypercube "
@@ -759,22 +678,8 @@ print(pd.DataFrame(table).T.to_string())
 # What the paper-scale runs say, as counts over the stored seeds with the Wilson intervals whose lower ends decide
 # the claims (Bonferroni over the stored claims; the thresholds are the parameters cell's):
 
-# %%
+# %% tags=["hide-input"]
 Z_STORED = inference.wilson_lower_z(0.05, STORED_CLAIMS)  # the interval whose lower end decides a stored claim
-
-
-def stored_count(init, opt, flags):
-    k, n = seeds_where(init, opt, flags)
-    lo, hi = inference.wilson_interval(k, n, Z_STORED)
-    return f"{k}/{n} seeds [{formatting.fixed(lo, 2)}, {formatting.fixed(hi, 2)}]"
-
-
-def later_half(init, opt, flags, first=10):
-    """k/n over the seeds from ``first`` on (stored after the claims were chosen)."""
-    rows = final[(final["init"] == init) & (final["optimizer"] == opt) & (final["seed"] >= first)]
-    return formatting.fraction(int(sum(bool(flags(r)) for _, r in rows.iterrows())), len(rows))
-
-
 STORED_TESTS = {
     "lr_stored_sgd5": ("Gaussian start, SGD step 5: W_V, W_O, W_1, W_2, positional fractions > threshold",
                        ("standard", "sgd_5", lambda r: all(r[f"fraction_{m}"] > threshold for m in RANK_ONE_SGD))),
@@ -785,11 +690,17 @@ STORED_TESTS = {
 }
 stored_counts, later = {}, {}
 for name, (text, (init, opt, flags)) in STORED_TESTS.items():
-    stored_counts[name] = (text, stored_count(init, opt, flags))
-    later[name] = later_half(init, opt, flags)
+    k, n = lowrank.seeds_where(final, init, opt, flags)
+    stored_counts[name] = (text, lowrank.count_text(k, n, Z_STORED))
+    later[name] = lowrank.later_count(final, init, opt, flags)
     print(f"N = 1024, {text}: {glue(name, stored_counts[name][1])}")
-    verified.record_count(f"paper scale, {text}", *seeds_where(init, opt, flags), rate=rate, family=STORED_CLAIMS,
+    verified.record_count(f"paper scale, {text}", k, n, rate=rate, family=STORED_CLAIMS,
                           check=f"stored final.csv, every stored seed of ({init}, {opt})", kind="stored data")
+
+# %% [markdown]
+# The canonical rank-one start, every stored run, under both optimizers:
+
+# %% tags=["hide-input"]
 inv = final[final["init"] == "rank_one"]
 dev_stored = float(max(1 - inv[f"fraction_{m}"].min() for m in MATRICES))
 sgd_inv = final[(final["init"] == "rank_one") & (final["optimizer"] == "sgd_5")]
@@ -842,11 +753,12 @@ print(f"final stable rank 1/f of W_V, W_O, largest over the stored seeds: {forma
 glue("lr_stored_srank", formatting.fixed(srank_vo, 3))
 glue("lr_stored_s2s1_bound", s2s1_text)
 n_adam = len(adam_stored)
-glue("lr_stored_vo_far", f"W_V has top fraction above 0.9 in "
+_ = glue("lr_stored_vo_far", f"W_V has top fraction above 0.9 in "
             f"{formatting.fraction(int((adam_stored.fraction_W_V > 0.9).sum()), n_adam)} stored seeds, above 0.99 in "
             f"{formatting.fraction(int((adam_stored.fraction_W_V > 0.99).sum()), n_adam)}, and W_V or W_O is below 1/2 in "
             f"{formatting.fraction(n_below_half, n_adam)}")
 
+# %%
 fig, ax = plt.subplots(figsize=(7.5, 3.8))
 c_adam = curves[(curves["init"] == "standard") & (curves["optimizer"] == "adamw")]
 for m, color in (("W_V", "tab:blue"), ("W_O", "tab:purple"), ("W_1", "tab:orange"), ("W_2", "tab:brown")):
@@ -890,7 +802,7 @@ plt.show()
 # %%
 # the perturbed rank-one start (stored part "perturbed"): each seed's canonical rank-one point plus N(0, noise^2) on
 # every weight but the bias, under SGD step 5 and AdamW; both files against the manifest's sha256
-pert, pert_parts = read_parts(DATA, PARTS["lowrank_perturbed"], same=SAME + ["init_noise"], file="curves")
+pert, pert_parts = stored.read_parts(DATA, stored.PARTS["lowrank_perturbed"], same=SAME + ["init_noise"], file="curves")
 noise = pert_parts[0]["init_noise"]
 glue("lr_noise", f"{noise:g}")
 first, last = pert[pert.step == 0].set_index(["optimizer", "seed"]), pert[pert.step == pert.step.max()].set_index(["optimizer", "seed"])
@@ -901,6 +813,8 @@ n_pert = len(gap_end["adamw"]["W_1"])
 glue("lr_n_pert", str(n_pert))
 back_all = {opt: np.all([gap_end[opt][m] < gap_start[opt][m] / noise_back for m in ms_], axis=0)
             for opt, ms_ in (("adamw", MATRICES), ("sgd_5", ["W_V", "W_O", "positional"]))}
+
+# %% tags=["hide-input"]
 for opt, text in (("adamw", "every matrix"), ("sgd_5", "W_V, W_O and positional")):
     k_, n_ = int(back_all[opt].sum()), len(back_all[opt])
     lo_, hi_ = inference.wilson_interval(k_, n_, Z_STORED)
@@ -911,9 +825,11 @@ for opt, text in (("adamw", "every matrix"), ("sgd_5", "W_V, W_O and positional"
                           f"return toward stable rank 1 (1 - f at least {noise_back:g}x below the start)", k_, n_, rate=rate,
                           family=STORED_CLAIMS, check="stored perturbed curves, step 0 against the last step, every seed",
                           kind="stored data")
-glue("lr_later", "; ".join(f"{text}: {later[name]}" for name, (text, _) in stored_counts.items())
+_ = glue("lr_later", "; ".join(f"{text}: {later[name]}" for name, (text, _) in stored_counts.items())
             + f"; perturbed start, AdamW every matrix back: {later['lr_pert_adamw']}; SGD step 5 W_V, W_O, positional back: "
             f"{later['lr_pert_sgd_5']}")
+
+# %% tags=["hide-input"]
 # seeds in which some matrix ends farther from rank one than it started (AdamW)
 away_txt = []
 for m in MATRICES:
@@ -922,7 +838,12 @@ for m in MATRICES:
         seeds_m = ", ".join(str(int(s_)) for s_ in last.loc["adamw"].index.to_numpy()[grew])
         factor = float(np.max(gap_end["adamw"][m][grew] / gap_start["adamw"][m][grew]))
         away_txt.append(f"{m} in seed(s) {seeds_m} (1 - f up to {factor:.0f} times its start)")
-glue("lr_pert_away_adamw", "; ".join(away_txt) or "none")
+_ = glue("lr_pert_away_adamw", "; ".join(away_txt) or "none")
+
+# %% [markdown]
+# The medians of $1 - f$ at the start and at the end, and the seeds that come back, by `noise_back` and by other factors:
+
+# %%
 table_p = pd.DataFrame({f"{opt}: 1 - f, start (median)": {m: f"{np.median(gap_start[opt][m]):.0e}" for m in MATRICES}
                         for opt in ("sgd_5", "adamw")})
 for opt in ("sgd_5", "adamw"):
@@ -935,6 +856,8 @@ back_sweep = pd.DataFrame({f"{opt}, by {fac:g}x": {m: formatting.fraction(int(np
                                                  for m in MATRICES} for opt in ("sgd_5", "adamw") for fac in (3, 10, 30, 100)})
 print("seeds that come back, by factor:")
 print(back_sweep.to_string())
+
+# %% tags=["hide-input"]
 # along training: AdamW's 1 - f early (step 100) against the end; SGD's W_Q, W_K at step 400 against the end
 at_step = lambda opt, s: pert[(pert.optimizer == opt) & (pert.step == s)].set_index("seed")
 mid_a, end_a = at_step("adamw", 100), at_step("adamw", int(pert.step.max()))
@@ -949,9 +872,10 @@ glue("lr_pert_plateau_sgd", "; ".join(
 for opt, label in (("adamw", "AdamW"), ("sgd_5", "SGD")):
     glue(f"lr_pert_back_{opt}", ", ".join(f"{m} {back[opt][m]}/{n_pert}" for m in MATRICES))
     glue(f"lr_pert_end_{opt}", ", ".join(f"{m} {np.median(gap_end[opt][m]):.0e}" for m in MATRICES))
-glue("lr_pert_start", ", ".join(f"{m} {np.median(np.r_[gap_start['sgd_5'][m], gap_start['adamw'][m]]):.0e}"
+_ = glue("lr_pert_start", ", ".join(f"{m} {np.median(np.r_[gap_start['sgd_5'][m], gap_start['adamw'][m]]):.0e}"
                                       for m in MATRICES))
 
+# %%
 fig, axes = plt.subplots(1, 2, figsize=(14, 3.9), sharey=True, layout="constrained")
 colors_m = dict(zip(MATRICES, ["tab:blue", "tab:orange", "tab:purple", "tab:brown", "tab:cyan", "tab:pink", plotting.NEUTRAL]))
 for ax, (opt, title) in zip(axes, (("sgd_5", "SGD, step 5"), ("adamw", "AdamW"))):
@@ -965,7 +889,6 @@ for ax, (opt, title) in zip(axes, (("sgd_5", "SGD, step 5"), ("adamw", "AdamW"))
 axes[0].set_ylabel(r"stable rank $- 1$ $= \sum_{i \geq 2} s_i^2 / s_1^2$")
 axes[1].legend(loc="upper right", ncol=2, fontsize=8)
 plt.show()
-
 
 # %% [markdown]
 # **The dilution reading, checked live.** The chapter's own runs include the canonical rank-one start of each seed
@@ -991,13 +914,18 @@ for s in seeds:
     s1_growth.append([float(sv1[m][0] / sv0[m][0]) for m in SIX])
 off_ratio, s1_growth = np.array(off_ratio), np.array(s1_growth)
 kept = np.all((off_ratio > 1 / dilution_band) & (off_ratio < dilution_band), axis=1)
-seed_claim(f"AdamW, perturbed rank-one start: the part of W_Q, W_K, W_V, W_O, W_1, W_2 off rank one keeps its size "
-           f"(end/start within a factor {dilution_band:g})", kept,
-           check=f"numpy SVD of the weights at step 0 and {steps}: sqrt(sum_(i>=2) s_i^2), per matrix, every seed "
-                 f"(noise {pert_noise:g})", name="lr_live_kept")
+
+# %% tags=["hide-input"]
+claim = (f"AdamW, perturbed rank-one start: the part of W_Q, W_K, W_V, W_O, W_1, W_2 off rank one keeps its size "
+        f"(end/start within a factor {dilution_band:g})")
+flags = np.asarray(kept, dtype=bool).ravel()
+counts[claim] = int(flags.sum())
+print(f"{claim}: {glue('lr_live_kept', formatting.fraction(counts[claim], flags.size))} seeds")
+verified.record_count(claim, counts[claim], flags.size, rate=rate, check=(f"numpy SVD of the weights at step 0 and {steps}: sqrt(sum_(i>=2) s_i^2), per matrix, every seed "
+      f"(noise {pert_noise:g})"), kind="independent")
 grew = np.all(s1_growth > 1, axis=1)
 print(f"... and s_1 grew in all six matrices in {formatting.fraction(int(grew.sum()), len(grew))} seeds")
-glue("lr_live_s1_grew", formatting.fraction(int(grew.sum()), len(grew)))
+_ = glue("lr_live_s1_grew", formatting.fraction(int(grew.sum()), len(grew)))
 
 # %% [markdown]
 # The same measurement as Fig. 3, at the paper's scale, for seed 0 of each initialization under SGD step 5 and
@@ -1011,14 +939,15 @@ panels = [("standard", "sgd_5", "Gaussian start, SGD step 5 (Fig. 3)"),
 fig, axes = plt.subplots(1, 4, figsize=(16, 3.8), sharey=True)
 for ax, (init, opt, title) in zip(axes, panels):
     c = curves[(curves["init"] == init) & (curves["optimizer"] == opt) & (curves["seed"] == stored_seeds[0])]
-    tr = {"track": {"step": c["step"].to_numpy(), **{m: c[f"top_fraction_{m}"].to_numpy() for m in MATRICES}}}
-    fraction_panel(ax, tr, title)
+    track = {"step": c["step"].to_numpy(), **{m: c[f"top_fraction_{m}"].to_numpy() for m in MATRICES}}
+    transformer_drawings.fraction_panel(ax, track, title, threshold)
 axes[0].set_ylabel(r"$s_1^2/\sum_i s_i^2$")
 axes[-1].legend(loc="lower right", ncol=2, fontsize=7)
 fig.suptitle(f"N = 1024 (stored runs, seed {stored_seeds[0]}): fraction of energy in the top singular component")
 plt.show()
 
 # %% [markdown]
+# (sec-lr-slice)=
 # **A deterministic slice, re-executed.** The first `slice_steps` steps of seed 0 of each initialization under
 # SGD step 5 run again here, with the stored runs' exact configuration (`markovlib.transformer.config.recipe("sec51_sgd")` and
 # the knobs in the manifest), and must reproduce the stored held-out losses and fractions at every recorded step.
@@ -1032,28 +961,17 @@ plt.show()
 # early (a last-bit difference grows by orders of magnitude every 20 steps in the transient): their shortest prefix is
 # {glue:text}`lr_prefix_sgd5` steps, while the runs under SGD at step 2 and AdamW stay within $10^{-6}$ for
 # {glue:text}`lr_prefix_other` steps. The slice re-executes the SGD-step-5 runs, so `slice_steps` may not exceed their
-# shortest prefix (the cell below checks it). Within it the largest difference measured over every stored run and
+# shortest prefix (the parameters cell checks it). Within it the largest difference measured over every stored run and
 # configuration is {glue:text}`lr_prefix_agree`. The tolerance `slice_tol` $= 10^{-5}$ is about ten times that,
 # and the printed bound $3\cdot10^{-6}$ keeps a margin of at least 3 over it (asserted below). A negative control shows
 # that the tolerance discriminates: the same slice with the SGD step scaled by $1 + 10^{-3}$ misses the stored curve by
 # far more than the tolerance.
 #
 
-# %%
-# the deterministic prefix of every stored run, measured by tools/run_slice_prefix.py lowrank (stored data)
-PREFIX_LEVEL = 1e-6  # a run is deterministic while every compared value stays this close to the stored one, not a knob
-prefix = pd.read_csv(DATA / "slice_prefix.csv")
-prefix["diff"] = prefix[["loss_diff", "fraction_diff"]].max(axis=1)
-if sorted(prefix.seed.unique()) != sorted(manifest["seeds"]) or prefix.groupby("config").size().nunique() != 1:
-    raise ValueError("book/data/lowrank/slice_prefix.csv does not cover every run of the first part in every "
-                     "configuration; re-run tools/run_slice_prefix.py lowrank")
-# per run, the last evaluation step up to which every difference stays within PREFIX_LEVEL
-prefix_of = deterministic_prefix(prefix, ["config", "init", "optimizer", "seed"], "diff", PREFIX_LEVEL)
+# %% tags=["hide-input"]
+# the deterministic prefix of every stored run (tools/run_slice_prefix.py lowrank; read in the parameters' check)
 sgd5 = prefix_of.xs("sgd_5", level="optimizer")
 other = prefix_of[prefix_of.index.get_level_values("optimizer") != "sgd_5"]
-if slice_steps > sgd5.min():
-    raise ValueError(f"slice_steps must be at most {sgd5.min()} (the shortest deterministic prefix of the stored "
-                     f"SGD-step-5 runs, measured in every configuration), got {slice_steps}")
 prefix_agree = float(prefix[(prefix.optimizer == "sgd_5") & (prefix.step <= slice_steps)]["diff"].max())
 SLICE_PRINT = 3e-6  # printed bound of the slice, under slice_tol
 assert 3 * prefix_agree <= SLICE_PRINT, prefix_agree  # the printed bound keeps a margin of 3 over every measured difference
@@ -1063,43 +981,28 @@ glue("lr_prefix_other", f"all {int(other.min())}" if other.min() == prefix.step.
 glue("lr_prefix_agree", f"{prefix_agree:.1e}")  # stored data: the same on every machine
 print(f"deterministic prefix over {len(prefix_of)} stored runs and configurations: SGD step 5 at least {sgd5.min()} steps, "
       f"the others at least {other.min()}; largest difference within the slice's {slice_steps} steps {prefix_agree:.1e}")
-slice_err = 0.0
-for init in ("standard", "authors_rank_one", "rank_one"):
-    knobs = recipe("sec51_sgd", **manifest["optimizers"]["sgd_5"], seed=stored_seeds[0], eval_every=20,
-                   eval_batches=2)
-    tr = Trainer(device="cpu", p=manifest["chain"][0], q=manifest["chain"][1], init=init, progress=False, **knobs)
-    tr.train(stop_at=slice_steps)
-    live = pd.DataFrame([r for r in tr.history if "eval_loss" in r])
-    ref = curves[(curves["init"] == init) & (curves["optimizer"] == "sgd_5") & (curves["seed"] == stored_seeds[0])
-                 & (curves["step"] <= slice_steps)]
-    assert list(live["step"]) == list(ref["step"]), (init, list(live["step"]), list(ref["step"]))
-    for col in ["eval_loss", *[f"top_fraction_{m}" for m in MATRICES]]:
-        slice_err = max(slice_err, float(np.max(np.abs(live[col].to_numpy() - ref[col].to_numpy()))))
+
+# %% [markdown]
+# `lowrank.replay_error` re-executes the slice (three initializations, seed 0) and, as a negative control, the same slice with the SGD step scaled by $1 + 10^{-3}$:
+
+# %%
+SLICE_INITS = ("standard", "authors_rank_one", "rank_one")
+slice_err = lowrank.replay_error(curves, manifest, SLICE_INITS, stored_seeds[0], slice_steps, MATRICES)
 print(f"first {slice_steps} steps of 3 stored runs re-executed: max |live - stored| {formatting.bound(slice_err, SLICE_PRINT)}")
-verified.record("the stored paper-scale runs are reproduced by a re-executed slice", slice_err < slice_tol,
-                check=f"first {slice_steps} steps (the deterministic prefix), seed {stored_seeds[0]}, 3 inits, "
-                      "every 20 steps: held-out loss and fractions",
-                measured=formatting.bound(slice_err, SLICE_PRINT), tolerance=f"{slice_tol:g}", kind="stored data")
-# negative control: the same slice with the SGD step changed by one part in a thousand must leave the tolerance
-ctrl_err = 0.0
-for init in ("standard", "authors_rank_one", "rank_one"):
-    knobs = recipe("sec51_sgd", **manifest["optimizers"]["sgd_5"], seed=stored_seeds[0], eval_every=20,
-                   eval_batches=2)
-    knobs["lr"] = knobs["lr"] * (1 + 1e-3)
-    tr = Trainer(device="cpu", p=manifest["chain"][0], q=manifest["chain"][1], init=init, progress=False, **knobs)
-    tr.train(stop_at=slice_steps)
-    live = pd.DataFrame([r for r in tr.history if "eval_loss" in r])
-    ref = curves[(curves["init"] == init) & (curves["optimizer"] == "sgd_5") & (curves["seed"] == stored_seeds[0])
-                 & (curves["step"] <= slice_steps)]
-    for col in ["eval_loss", *[f"top_fraction_{m}" for m in MATRICES]]:
-        ctrl_err = max(ctrl_err, float(np.max(np.abs(live[col].to_numpy() - ref[col].to_numpy()))))
+ctrl_err = lowrank.replay_error(curves, manifest, SLICE_INITS, stored_seeds[0], slice_steps, MATRICES, lr_factor=1 + 1e-3)
 print(f"negative control (SGD step x 1.001): max |live - stored| {ctrl_err:.0e}")
+
+# %% tags=["hide-input"]
+_ = verified.record("the stored paper-scale runs are reproduced by a re-executed slice", slice_err < slice_tol,
+                    check=f"first {slice_steps} steps (the deterministic prefix), seed {stored_seeds[0]}, 3 inits, "
+                          "every 20 steps: held-out loss and fractions",
+                    measured=formatting.bound(slice_err, SLICE_PRINT), tolerance=f"{slice_tol:g}", kind="stored data")
 _ = verified.record("... and the slice's tolerance catches a change of the SGD step by 1e-3", ctrl_err > 10 * slice_tol,
                     check="the same slice with the step scaled by 1.001 misses the stored curve by over 10 tolerances",
                     measured=f"{ctrl_err:.0e}", tolerance=f"> {10 * slice_tol:g} (10 x slice_tol)",
                     kind="stored data")
 
-# %%
+# %% tags=["hide-input"]
 _ = record_results({
     "n_seeds": n_seeds,
     **{f"seeds_held/{c}": k for c, k in counts.items()},
@@ -1119,6 +1022,56 @@ _ = record_results({
     "e2_over_cstar_small_min": float((e2_small / cstar).min()), "e2_over_cstar_small_max": float((e2_small / cstar).max()),
     **verified.summary(),
 })
+
+# %% [markdown]
+# (sec-lr-range)=
+# ## Where the claims stop
+#
+# The claims are stated, and checked, on the chains with $p + q = 0.5$ and $p, q$ in $[0.2, 0.3]$: the
+# paper's chain $(0.2, 0.3)$, its mirror $(0.3, 0.2)$ and the chains between them (there
+# $c^* = \log\frac{(1-p)(1-q)}{pq}$ is about 2.2), for the training settings of the parameters cell only (context
+# 128, 800 steps, $d = 8$, batch 16, init scale 0.001, SGD steps 5 and 2, AdamW step $2\cdot10^{-3}$: the parameters
+# cell refuses any other value of these, since no other was checked), and for any seeds, as counts over at least 10
+# seeds on the paper's chain and at least 20 seeds on every other chain of the segment. The mirror edge needs
+# the larger count: there the claims hold in fewer seeds (an outside review ran 20 seeds on the mirror chain,
+# 21 to 40, and found the alignment claim in 16 of them and the rank-one claim in 18, a rate of about 0.8; not
+# re-run here), so that one or two more failing seeds out of 10 would take a count's lower end below `rate`, while
+# over 20 seeds the measured rate keeps the lower end above it. CI's second parameter set,
+# `book/ci_params/low_rank.yaml`, runs the mirror chain with those 20 seeds. The thresholds of the claims over
+# stored seeds (`threshold`, `flat_threshold`, `sgd_flat_max`, `noise_back`) are fixed at the values at which they
+# were checked, since a stricter one breaks a claim (an outside review: a rank-one threshold of 0.992 breaks the SGD
+# count, a factor of 30 the perturbed AdamW count; the sweeps below print the counts at other values); the other
+# thresholds can be made stricter, not looser (the parameters cell refuses a looser one). The claims are chain-dependent, and
+# the parameters cell refuses other chains. Exploratory runs off this segment (three seeds per chain, not claims)
+# broke them:
+# - for $p + q > 1$ the Gaussian start stays at the unigram point, the bad local minimum of
+#   {prf:ref}`Thm 2 <thm-2>`, and nothing of claims 1 and 3 applies;
+# - at $p = q = 0.2$, under SGD (step 5), $W_V$ and $W_O$ ended just below the threshold 0.99 in some seeds; at
+#   $(0.1, 0.4)$, $W_1$ and $W_2$ stayed at their random start, while at $(0.4, 0.1)$ they became rank one: the
+#   mechanism of claim 3 at work (the embedding alone reaches the $e$-axis minimum first), which depends on the
+#   chain, not on $p + q$ alone;
+# - at $p = q = 0.1$ and at $p = q = 0.3$ one SGD run of step 5 diverged, and so did one on the mirror chain
+#   $(0.3, 0.2)$ at context 64 (the noisier gradient of a shorter context), which is why the context is not
+#   shortened below the defaults' 128.
+#
+# (An earlier version stated the claims for every chain with $p + q \le 0.5$ and $p, q \ge 0.1$; the exploratory runs
+# refute that.)
+#
+# ## Changes after review
+#
+# **Changed claims (review A).** "For any seeds, as counts over at least 10 seeds" on the whole segment $\to$ at
+# least 10 seeds on the paper's chain and at least 20 on the others (the mirror chain's rate is about 0.8), enforced
+# by the parameters cell. "For the step sizes and the 800 steps of the parameters cell, at context 128", while any
+# value was accepted $\to$ those settings are now the only ones accepted. "The exact canonical manifold stays rank one
+# under both optimizers" had a verified row for SGD only $\to$ a stored-data row for AdamW too. The re-executed slice's
+# tolerance was $10^{-5}$ and its printed bound $2\cdot10^{-6}$, about four times the agreement measured across
+# machines $\to$ tolerance $10^{-4}$, printed bound $5\cdot10^{-5}$ (100 times the largest measured difference), and a
+# negative control shows that this tolerance still catches a change of the SGD step by one part in a thousand. The
+# determinism figures typed in the slice's text are dropped (they were measured once and are not re-run here).
+# **Changed (issue 21, stored-run slices at their real precision).** The slice's tolerance $10^{-4}$ and printed
+# bound $5\cdot10^{-5}$ $\to$ $10^{-5}$ and $3\cdot10^{-6}$, after the deterministic prefix of every stored run was
+# measured and stored in both numeric configurations of CI (`tools/run_slice_prefix.py lowrank`); the cap of
+# `slice_steps` at 20 is now read from that measurement.
 
 # %% [markdown]
 # ## What was verified

@@ -17,69 +17,39 @@
 # # The single-layer transformer and its two yardsticks
 #
 # The chapter {doc}`markov_data` fixed two numbers for every chain: the entropy rate (the loss of the bigram
-# predictor, the best any predictor can do) and the marginal entropy $H(\pi)$ (the loss of the unigram
-# predictor, the best a predictor that ignores the context can do). This chapter brings in the model of
-# {cite:t}`makkuva2024local` (Sec. 2, App. A), a single-layer transformer with tied embedding and output weights,
-# and shows that both yardsticks are *critical values* of its loss: for every chain there are weights whose loss
-# is the entropy rate (a global minimum, Thm 4), and for $p + q > 1$ there are weights whose loss is $H(\pi)$ and
-# which no small change of any weight improves (a bad local minimum, Thm 5). Both theorems come from the
-# predecessor paper {cite:p}`makkuva2024attention`; the paper states them with "an explicit construction" that is
-# not legible in our copy, so this chapter builds its own and proves and checks it.
+# predictor, the best any predictor can do) and the marginal entropy $H(\pi)$ (the loss of the unigram predictor).
+# This chapter brings in the model of {cite:t}`makkuva2024local` (Sec. 2, App. A), a single-layer transformer with
+# tied embedding and output weights, and shows that both yardsticks are *critical values* of its loss: a global
+# minimum (Thm 4) and, for $p + q > 1$, a bad local minimum (Thm 5). Both theorems come from the predecessor paper
+# {cite:p}`makkuva2024attention`, stated with "an explicit construction" not legible in our copy, so this chapter
+# builds its own, proves it and checks it.
 #
 # ## What this chapter shows
 #
-# 1. **The model** (Sec. 2): embedding, one causal softmax attention head, a ReLU feed-forward layer of width
-#    $r = 4d$, and a linear head tied to the embedding, written next to `markovlib.transformer.model.MarkovTransformer`;
-#    every intermediate of the module is recomputed by hand from its weights and must agree to rounding
-#    ($10^{-11}$).
-# 2. **Thm 4 (global minimum).** For every $(p, q)$, rank-one weights with coefficient $c = c^* =
-#    \log\frac{(1-p)(1-q)}{pq}$ and the optimal bias predict exactly the kernel, $P(x_{n+1} = 1 \mid x_1^n) =
-#    P(1 \mid x_n)$, at every position; their loss is the entropy rate, exactly (all $2^{N_{\text{exact}}}$ sequences enumerated)
-#    and on sampled sequences of the paper's length $N = 1024$ (a Student $t$ test at the level of $n_\sigma = 5$
-#    normal standard deviations), and the gradient
-#    of the full model vanishes.
-# 3. **Thm 5 (bad local minimum).** For $p + q > 1$, the weights $\theta_\pi$ with zero embedding, a rank-one
-#    feed-forward layer of scale $w$ and bias $\operatorname{logit}(\pi_1)$ predict $\pi_1$ everywhere, have loss
-#    $H(\pi)$ and zero gradient in all parameters; we prove that they are a local minimum of the full model
-#    whenever $w > -\tfrac12$, with the explicit lower bound $\Delta\mathcal L \ge (p+q-1)\,\pi_0\pi_1\,
-#    (\kappa(w) - O(\rho))\,\lVert\delta e\rVert^2$, $\kappa(w) = 1 - 4\min(w,0)^2$, and check it on random
-#    perturbations of all parameters with the exact expected loss (the $O(\rho)$ constant is measured to be at most
-#    1 for $d \le 16$; the neighbourhood shrinks with $\kappa(w)$ as $w \to -\tfrac12$).
-# 4. **Contrast.** For $p + q < 1$ the same weights are not a minimum: random perturbations lower the loss, and an
-#    explicit direction lowers it by the predicted amount. Two sharper statements, both checked: for
-#    $-1/\sqrt2 < w < -1/2$ the point is a minimum of the canonical two-parameter model (Thm 1) but **not** of
-#    the full model, and for $p + q < 1$ no point $\theta_\pi$, whatever $w$, is a minimum of the full model
-#    (including the canonical local minima $w < -1/\sqrt2$ of Thm 1).
-# 5. **Where the global minimum lies (independent check).** Minimizing the full model's exact loss over the
-#    feed-forward scale $w$ and the bias $b$ at $e = 1$ (a bounded scalar search, which knows nothing of $c^*$)
-#    lands on the construction's $w$, and on $w < -1/\sqrt2$ exactly for the chains with $p + q > 1$.
+# 1. **The model** (Sec. 2) is `markovlib.transformer.model.MarkovTransformer`: every stream recomputed by hand from
+#    the weights agrees with the module to {glue:text}`ty_demo_err` ([the model](#sec-ty-model)).
+# 2. **Thm 4.** For every chain, rank-one weights with $c = c^*$ predict the kernel at every position
+#    ({glue:text}`ty_thm4_pred`); their exact loss is the entropy rate ({glue:text}`ty_thm4_gap`) and the full model's
+#    gradient vanishes ({glue:text}`ty_thm4_grad`) ([Thm 4](#sec-ty-thm4)).
+# 3. **Where the global minimum lies.** A search of the full model's exact loss over $(w, b)$, blind to $c^*$, lands on
+#    the construction's $w$ ({glue:text}`ty_w_err`), below $-1/\sqrt2$ exactly when $p + q > 1$
+#    ({glue:text}`ty_side` chains) ([Thm 4](#sec-ty-thm4)).
+# 4. **Thm 5.** For $p + q > 1$ the weights $\theta_\pi$ (zero embedding, feed-forward scale $w > -\tfrac12$, bias
+#    $\operatorname{logit}\pi_1$) have loss $H(\pi)$, zero gradient, and are a local minimum: random perturbations of
+#    all weights raised the exact loss in {glue:text}`ty_n_high` draws, by at least {glue:text}`ty_min_ratio` times the
+#    proved bound ([Thm 5](#sec-ty-thm5)).
+# 5. **Contrast.** For $p + q < 1$ random perturbations lowered the loss ({glue:text}`ty_low_fraction` per radius);
+#    explicit directions match their closed forms to {glue:text}`ty_dir_err`, and show that for
+#    $-1/\sqrt2 < w < -\tfrac12$ the point is a canonical minimum but not a full-model one
+#    ([the contrast](#sec-ty-contrast)).
 #
-# **Range.** The claims hold, and are checked, for chains with $p, q \in [0.02, 0.98]$ (Part I's theory range).
-# Thm 4 holds for every chain; its check "the global minimum has $w < -1/\sqrt2$ iff $p + q > 1$" needs a side,
-# so the chains `chains_thm4` keep the distance `margin` $\ge 0.02$ (the default; the parameters cell refuses less)
-# from the line $p + q = 1$ (at $p + q = 1$,
-# $c^* = 0$ and the constructed $w$ is $-1/\sqrt2$ itself). Thm 5 is checked for the chain $(p, q)$ with
-# $p + q \ge 1 +$ `margin`, the contrast for the chain $(p_{\text{low}}, q_{\text{low}})$ with $p + q \le 1 -$
-# `margin`; both statements are exact for every such chain, and the signs they predict are resolved far above
-# rounding at the margin (the predicted loss changes along the explicit directions are at least
-# {glue:text}`ty_min_pred` in this run, against a rounding level of $10^{-12}$). Random perturbations of **all**
-# weights lower the loss at $\theta_\pi$ for $p + q < 1$ on a fraction of the draws that shrinks as $p + q$
-# approaches 1 (see the contrast below), so at least 40 draws per radius are made. The loss change along an
-# explicit direction of size $\varepsilon$ is about $g'(0)\,\varepsilon^2\,m$ with $|g'(0)| =
-# pq\,|p + q - 1|/(p+q)^2$ (at least {glue:text}`ty_gp0_min` on the range at the margin, computed below) and $m$
-# one of $1$, $1 + 2w|w|$, $1 + 4w|w|$; these factors vanish at $w = -1/\sqrt2$ and $w = -\tfrac12$, where the
-# sign is not resolvable, so the feed-forward scales keep $|m| \ge 0.02$: $w_{\text{local}} \in [-0.49, 1]$
-# (Thm 5 holds for every $w > -\tfrac12$), $w_{\text{trap}} \in [-0.70, -0.51]$ (inside $(-1/\sqrt2,
-# -\tfrac12)$), $w_{\text{canon,low}} \in [-3, -0.72]$ (below $-1/\sqrt2$), and $\varepsilon \ge 0.01$; then every
-# predicted change is about {glue:text}`ty_dl_floor` or more, far above the rounding level $10^{-12}$. Further: perturbation sizes
-# $\rho \le \min(0.1, \kappa(w_{\text{local}})/2)$ with $\kappa(w) = 1$ for $w \ge 0$ and $1 - 4w^2$ below (the
-# neighbourhood of the minimum shrinks as $w \to -\tfrac12$; see the minimality check), any seed (direction
-# $\boldsymbol\alpha$, $\boldsymbol u$, perturbations, samples), $2 \le d \le 16$ (the constant of the Thm 5
-# bound is measured up to $d = 16$), $N_{\text{exact}} \ge 4$ and at least 8 sampled sequences. The parameters
-# cell rejects values outside this range. Beside the defaults, CI runs the chapter at
-# `book/ci_params/transformer_yardsticks.yaml` (chains at the corners of the range and at the margin on both sides,
-# other seeds, the smallest sizes); the chains $(0.02, 0.03)$, $(0.98, 0.97)$, $(0.03, 0.95)$, $(0.97, 0.05)$,
-# $(0.51, 0.51)$ and $(0.49, 0.49)$ with other seeds were also run.
+# ## Parameters
+#
+# The claims hold for chains with $p, q \in [0.02, 0.98]$ (Part I's theory range), kept at the distance `margin` from
+# $p + q = 1$ where a side matters; the table below the parameters gives each range and its reason. Beside the
+# defaults, CI runs `book/ci_params/transformer_yardsticks.yaml` (chains at the corners of the range and at the
+# margin on both sides, other seeds, the smallest sizes); the chains $(0.02, 0.03)$, $(0.98, 0.97)$, $(0.03, 0.95)$,
+# $(0.97, 0.05)$, $(0.51, 0.51)$ and $(0.49, 0.49)$ with other seeds were also run.
 
 # %% tags=["parameters"]
 p: float = 0.5  # the chain with p + q > 1 (Thm 5 applies); the paper's Fig. 4 chain is p 0.5, q 0.8
@@ -103,46 +73,41 @@ seed: int = 0  # seed of alpha, u, the perturbations and the samples
 n_sigma: float = 5.0  # level of the sampled checks: the two-sided normal tail of n_sigma (5 gives 5.7e-7)
 
 # %%
-import math
-
 from markovlib.book import params
+from markovlib.transformer.yardsticks import kappa
 
-margin = params.real("margin", margin, 0.02, 0.5)  # the stated margin (see Range): the signs are resolved there
-p, q = params.chain("(p, q)", [p, q], margin, within=params.THEORY_RANGE)
-p_low, q_low = params.chain("(p_low, q_low)", [p_low, q_low], margin, within=params.THEORY_RANGE)
-chains_thm4 = params.chains("chains_thm4", chains_thm4, margin, within=params.THEORY_RANGE)
-if not p + q > 1:
-    raise ValueError(f"(p, q) = {(p, q)!r} must satisfy p + q > 1 (the chain of Thm 5)")
-if not p_low + q_low < 1:
-    raise ValueError(f"(p_low, q_low) = {(p_low, q_low)!r} must satisfy p + q < 1 (the contrast)")
-d = params.positive_int("d", d)
-if not 2 <= d <= 16:
-    raise ValueError(f"d must be an integer in [2, 16] (two for the orthogonal direction; the constant of the Thm 5 "
-                     f"bound is measured up to d = 16), got {d!r}")
-N = params.positive_int("N", N)
-batch = params.positive_int("batch", batch)
-if batch < 8:
-    raise ValueError(f"batch must be an integer >= 8 (the standard error comes from the sequences), got {batch!r}")
-N_exact = params.positive_int("N_exact", N_exact)
-if not 4 <= N_exact <= 14:
-    raise ValueError(f"N_exact must be an integer in [4, 14] (2^N_exact sequences are enumerated), got {N_exact!r}")
-# the scales keep |1 + 2w|w||, |1 + 4w|w|| >= 0.02 where they matter, so that the loss changes along the explicit
-# directions stay far above the rounding level 1e-12 (see "Range")
-w_local = params.real("w_local", w_local, -0.49, 1.0)
-w_trap = params.real("w_trap", w_trap, -0.70, -0.51)
-w_canon_low = params.real("w_canon_low", w_canon_low, -3.0, -0.72)
-kappa_local = 1.0 if w_local >= 0 else 1 - 4 * w_local**2  # kappa(w) of the Thm 5 bound
-rho_max = min(0.1, kappa_local / 2)  # where the bound (kappa(w) - rho) stays positive, with a factor 2
-radii = params.real_list("radii", radii, 0.0, rho_max)
-if min(radii) <= 0:
-    raise ValueError(f"radii must be in (0, {rho_max:.3g}] (at most min(0.1, kappa(w_local) / 2)), got {radii!r}")
-n_perturb = params.positive_int("n_perturb", n_perturb)
-if n_perturb < 40:
-    raise ValueError(f"n_perturb must be an integer >= 40 (the contrast needs lowering draws), got {n_perturb!r}")
-eps_dir = params.real("eps_dir", eps_dir, 0.01, 0.1)
-demo_std = params.positive_real("demo_std", demo_std)
-seed = params.nonnegative_int("seed", seed)
-n_sigma = params.real("n_sigma", n_sigma, 3.0, 8.0)
+theory = params.THEORY_RANGE
+SPEC = params.declare(
+    margin=params.Real(0.02, 0.5, why="distance of every chain from p + q = 1: the signs are resolved there"),
+    p=params.Real(*theory, why="Part I's theory range"),
+    q=params.Real(*theory, why="Part I's theory range"),
+    p_low=params.Real(*theory, why="Part I's theory range"),
+    q_low=params.Real(*theory, why="Part I's theory range"),
+    chains_thm4=params.Chains(0.02, theory, why="Thm 4 holds for every chain; its side check needs the margin"),
+    d=params.Int(2, 16, why="two for the orthogonal direction; the Thm 5 constant is measured up to d = 16"),
+    N=params.Int(1, why="sequence length of the sampled checks"),
+    batch=params.Int(8, why="the standard error comes from the sequences"),
+    N_exact=params.Int(4, 14, why="2^N_exact sequences are enumerated"),
+    w_local=params.Real(-0.49, 1.0, why="Thm 5 needs w > -1/2; |1 + 4w|w|| >= 0.02 keeps the signs resolved"),
+    w_trap=params.Real(-0.70, -0.51, why="inside (-1/sqrt2, -1/2), |m| >= 0.02 away from both ends"),
+    w_canon_low=params.Real(-3.0, -0.72, why="below -1/sqrt2 (a canonical minimum for p + q < 1, Thm 1)"),
+    radii=params.RealList(0.0, 0.1, why="perturbation sizes, where the Thm 5 bound is positive (see together)"),
+    n_perturb=params.Int(40, why="the contrast needs lowering draws, a fraction that shrinks near p + q = 1"),
+    eps_dir=params.Real(0.01, 0.1, why="predicted changes >= eps^2 |g'(0)| |m| stay far above rounding"),
+    demo_std=params.Real(0.0, float("inf"), closed=False, why="std of the random model of the walk-through"),
+    seed=params.Int(0, why="any seed"),
+    n_sigma=params.Real(3.0, 8.0, why="level of the sampled checks"),
+    require=[
+        ("p + q >= 1 + margin", lambda v: v["p"] + v["q"] >= 1 + v["margin"], "the chain of Thm 5"),
+        ("p_low + q_low <= 1 - margin", lambda v: v["p_low"] + v["q_low"] <= 1 - v["margin"], "the contrast"),
+        ("|p + q - 1| >= margin for chains_thm4", lambda v: all(abs(a + b - 1) >= v["margin"]
+                                                                for a, b in v["chains_thm4"]), "the side check"),
+        ("0 < radii <= min(0.1, kappa(w_local) / 2)", lambda v: 0 < min(v["radii"])
+         and max(v["radii"]) <= min(0.1, kappa(v["w_local"]) / 2), "the bound kappa(w) - rho stays positive"),
+    ],
+)
+globals().update(SPEC.check(globals()))
+SPEC.table()
 
 # %%
 # %matplotlib inline
@@ -157,12 +122,13 @@ from scipy.optimize import minimize_scalar
 from scipy.special import logit
 
 from markovlib.book import inference, plotting
-from markovlib.book.glue import glue
 from markovlib.book.formatting import bound, fixed, fraction
+from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov.canonical import c_star, logistic_loss, optimal_bias
+from markovlib.markov.canonical import logistic_loss
 from markovlib.markov.chain import MarkovChain
+from markovlib.transformer import yardsticks
 from markovlib.transformer.exact import exact_loss
 from markovlib.transformer.inits import random_alpha
 from markovlib.transformer.model import MarkovTransformer, canonical_full_model
@@ -173,8 +139,8 @@ plotting.use_style()
 verified = Verification()  # one record per claim; the "What was verified" table is generated from it
 level = 2 * stats.norm.sf(n_sigma)  # two-sided level of the sampled checks (5.7e-7 at 5 sigma)
 
-
 # %% [markdown]
+# (sec-ty-model)=
 # ## The model, equation by equation
 #
 # The input is a binary sequence $x_1, \dots, x_N$. At every position $n$ the model outputs one number, the
@@ -249,6 +215,8 @@ for name, prm in paper_model.named_parameters():
     print(f"{name:<12}{str(tuple(prm.shape)):>14}{prm.numel():>9}")
 n_params = sum(prm.numel() for prm in paper_model.parameters())
 print(f"{'total':<12}{'':>14}{n_params:>9}")
+
+# %% tags=["hide-input"]
 expected = d + N * d + 4 * d * d + 2 * 4 * d * d + 1  # e, p_1..p_N, W_Q, W_K, W_V, W_O, W_1, W_2, b
 _ = verified.record("parameter count of the model (eq-model)", n_params == expected,
                     check="named_parameters of MarkovTransformer vs d + Nd + 12 d^2 + 1 counted from (eq-model)",
@@ -268,6 +236,12 @@ with torch.no_grad():
 x_demo = chain.sample(4, 12, seed=seed, backend="torch")
 with torch.no_grad():
     logits, hidden = demo(x_demo, return_hidden=True)
+
+# %% [markdown]
+# Independent reference: the same streams line by line from {eq}`eq-model` and {eq}`eq-loss`, from the weights.
+
+# %%
+with torch.no_grad():  # Independent reference: (eq-model) and (eq-loss) by hand
     n = x_demo.shape[1]
     e_vec, P_pos = demo.embedding, demo.positional[:n]
     xs = x_demo.double()
@@ -285,6 +259,11 @@ with torch.no_grad():
     rows = [("embedding x_n", h, hidden["x"]), ("attention y_n", y, hidden["y"]),
             ("feed-forward z_n", z, hidden["z"]), ("logit_n", lg, logits),
             ("loss", ce, demo.loss(x_demo))]
+
+# %% [markdown]
+# The attention is far from uniform and the ReLU is on for some units and off for others; every stream agrees:
+
+# %%
 print(f"attention: mean max weight {float(att.max(-1).values[:, 1:].mean()):.2f} (uniform over n would be "
       f"{float((1 / torch.arange(2, n + 1, dtype=torch.float64)).mean()):.2f}); ReLU units on: "
       f"{fraction(int(relu_on.sum()), relu_on.numel())}")
@@ -294,11 +273,15 @@ for name, mine, theirs in rows:  # relative to the size of the stream (rounding 
     err = float((mine - theirs).abs().max()) / max(1.0, float(theirs.abs().max()))
     demo_err = max(demo_err, err)
     print(f"{name:<18}{bound(err, 1e-12):>43}")
+
+# %% tags=["hide-input"]
 _ = verified.record("module = equations (eq-model), (eq-loss), by hand", demo_err < 1e-11,
                     check="every stream of a random model recomputed by hand from its weights, relative to the stream's size",
                     measured=bound(demo_err, 1e-12), tolerance="1e-11 (rounding)", kind="independent")
+_ = glue("ty_demo_err", bound(demo_err, 1e-12))
 
 # %% [markdown]
+# (sec-ty-exact)=
 # ## The exact population loss
 #
 # The loss {eq}`eq-loss` is an expectation over sequences drawn from the chain. A sampled batch estimates it with
@@ -330,13 +313,15 @@ mc, se, z_mc, pv_mc = mt_mc.mean, mt_mc.std_err, mt_mc.z, mt_mc.pvalue
 # Monte Carlo: the mean prints at the precision of its standard error, |z| at one decimal
 print(f"exact L_{N_demo} = {L_exact_demo:.5f}; sampled mean over {len(per_seq)} sequences = {fixed(mc, 2)} "
       f"+- {se:.0e} (|z| = {fixed(z_mc, 1)}, p-value {pv_mc:.1g})")
+
+# %% tags=["hide-input"]
 _ = verified.record("exact population loss (eq-exact-loss) = mean of sampled losses", pv_mc > level,
                     check=f"Monte Carlo: {len(per_seq)} sampled sequences of length {N_demo}, random model",
                     measured=f"|z| = {fixed(z_mc, 1)} (p-value {pv_mc:.1g})",
                     tolerance=f"p-value > {level:.1e} ({n_sigma:g} sigma)", kind="independent")
 
-
 # %% [markdown]
+# (sec-ty-thm4)=
 # ## The lower bound: no model beats the entropy rate
 #
 # Whatever $\theta$, the prediction at position $n$ is some function $f_\theta(x_1^n)$ of the context. Given the
@@ -390,45 +375,48 @@ _ = verified.record("exact population loss (eq-exact-loss) = mean of sampled los
 # `markovlib.markov.canonical.optimal_bias(1, w, p, q)` (Lemma 5 of {doc}`canonical_model`: at $c = c^*$ the optimal
 # bias puts the prediction on the kernel). The attention weights are those of the canonical initialization
 # with attention scalar $0$ ($W_Q = W_O = 0$), so the full softmax model is used, not a model without attention.
+#
+# `markovlib.transformer.yardsticks.global_min_weights(p, q)` returns $(c^*, w, b)$ of this construction. For each
+# chain of `chains_thm4` the next cell loads the weights into the full model, predicts on sampled sequences of the
+# paper's length, and takes the exact loss and its gradient in all parameters.
 
 # %%
-def global_min_weights(p, q, e=1.0):
-    cs = c_star(p, q)
-    t = cs / e**2 - 1  # 2 w|w| = c*/e^2 - 1
-    w = math.copysign(math.sqrt(abs(t) / 2), t)
-    return cs, w, float(optimal_bias(e, w, p, q))
-
-
-print(f"{'p':>5}{'q':>5}{'c*':>9}{'w':>9}{'b':>9}{'max|f - kernel|':>17}{'L_exact - H_rate':>18}"
-      f"{'max|grad L|':>13}{'H_rate':>9}{'sampled':>9}{'std err':>9}{'|z|':>6}")
-# rounding errors print as the bounds they are checked against; sampled losses at 3 decimals, |z| at one
 thm4_rows = []
 for k, (pp, qq) in enumerate(chains_thm4):
     ch = MarkovChain(pp, qq)
-    cs, w_star, b_star = global_min_weights(pp, qq)
+    cs, w_star, b_star = yardsticks.global_min_weights(pp, qq)
     model = canonical_full_model(1.0, w_star, b_star, d=d, max_len=N, seed=seed + k)
     # (i) the prediction is the kernel at every position of sampled sequences of the paper's length
     xs_k = ch.sample(batch, N, seed=seed + 10 + k, backend="torch")
     with torch.no_grad():
         lg_k = model(xs_k[:, :-1])
-        f_k = torch.sigmoid(lg_k)
         kernel = torch.tensor([pp, 1 - qq], dtype=torch.float64)[xs_k[:, :-1]]  # P(x_{n+1} = 1 | x_n)
-        err_f = float((f_k - kernel).abs().max())
+        err_f = float((torch.sigmoid(lg_k) - kernel).abs().max())
         per_seq = F.binary_cross_entropy_with_logits(lg_k, xs_k[:, 1:].double(), reduction="none").mean(1)
     mt = inference.mean_test(per_seq.numpy(), ch.entropy_rate)  # Student t with batch - 1 degrees of freedom
-    samp, se, z = mt.mean, mt.std_err, mt.z
     # (ii) the exact population loss and its gradient in all parameters
     model.zero_grad()
     L = exact_loss(model, ch, N_exact)
     L.backward()
     gmax = max(float(prm.grad.abs().max()) for prm in model.parameters())
-    gap = float(L.detach()) - ch.entropy_rate
-    thm4_rows.append((err_f, gap, gmax, z, w_star, pp + qq, mt.pvalue))
-    print(f"{pp:>5}{qq:>5}{cs:>9.4f}{w_star:>9.4f}{b_star:>9.4f}{bound(err_f, 1e-13):>17}{bound(gap, 1e-13):>18}"
-          f"{bound(gmax, 1e-12):>13}{ch.entropy_rate:>9.5f}{fixed(samp, 3):>9}{se:>9.0e}{fixed(z, 1):>6}")
+    thm4_rows.append(dict(p=pp, q=qq, cs=cs, w=w_star, b=b_star, err_f=err_f, gap=float(L.detach()) - ch.entropy_rate,
+                          gmax=gmax, H=ch.entropy_rate, mean=mt.mean, se=mt.std_err, z=mt.z, pvalue=mt.pvalue))
+
+# %% [markdown]
+# Rounding errors print as the bounds they are checked against; sampled losses at 3 decimals, $|z|$ at one:
+
+# %%
+print(f"{'p':>5}{'q':>5}{'c*':>9}{'w':>9}{'b':>9}{'max|f - kernel|':>17}{'L_exact - H_rate':>18}"
+      f"{'max|grad L|':>13}{'H_rate':>9}{'sampled':>9}{'std err':>9}{'|z|':>6}")
+for r in thm4_rows:
+    print(f"{r['p']:>5}{r['q']:>5}{r['cs']:>9.4f}{r['w']:>9.4f}{r['b']:>9.4f}{bound(r['err_f'], 1e-13):>17}"
+          f"{bound(r['gap'], 1e-13):>18}{bound(r['gmax'], 1e-12):>13}{r['H']:>9.5f}{fixed(r['mean'], 3):>9}"
+          f"{r['se']:>9.0e}{fixed(r['z'], 1):>6}")
 n4 = len(chains_thm4)
-err_f4, gap4, grad4, z4 = (max(abs(r[j]) for r in thm4_rows) for j in (0, 1, 2, 3))
-pv4 = min(r[6] for r in thm4_rows)  # the smallest Student t p-value over the chains
+err_f4, gap4, grad4, z4 = (max(abs(r[k]) for r in thm4_rows) for k in ("err_f", "gap", "gmax", "z"))
+pv4 = min(r["pvalue"] for r in thm4_rows)  # the smallest Student t p-value over the chains
+
+# %% tags=["hide-input"]
 _ = verified.record("Thm 4: prediction = kernel at every position", err_f4 < 1e-12,
                     check=f"full softmax model at theta_star, {batch} sampled sequences of length {N}, {n4} chains",
                     measured=bound(err_f4, 1e-13), tolerance="1e-12", kind="independent")
@@ -443,7 +431,9 @@ _ = verified.record(f"Thm 4: sampled loss (N = {N}) = entropy rate", pv4 > level
 _ = verified.record("Thm 4: gradient of the full model vanishes", grad4 < 1e-10,
                     check="torch autograd of the exact loss in all parameters (attention included)",
                     measured=bound(grad4, 1e-12), tolerance="1e-10 (rounding)", kind="independent")
-
+_ = glue("ty_thm4_pred", bound(err_f4, 1e-13))
+_ = glue("ty_thm4_gap", bound(gap4, 1e-13))
+_ = glue("ty_thm4_grad", bound(grad4, 1e-12))
 
 # %% [markdown]
 # The construction solved $1 + 2w|w| = c^*$ for $w$, so reading "$p + q > 1$ needs $w < -1/\sqrt2$" off the
@@ -454,39 +444,34 @@ _ = verified.record("Thm 4: gradient of the full model vanishes", grad4 < 1e-10,
 # search finds its minimum. The minimizer must be the constructed $w$ (to the search's tolerance), its loss the
 # entropy rate, and it lies below $-1/\sqrt2$ exactly for the chains with $p + q > 1$. At $w = -1/\sqrt2$
 # itself the feed-forward layer cancels the embedding ($c = 0$) and the best bias only reaches $H(\pi)$.
+#
+# `yardsticks.best_bias_loss` minimizes out the bias (Brent); the cell searches $w$ for every chain.
 
 # %%
-def full_loss_best_bias(model_at_w, ch):
-    """min over b of the full model's exact loss at e = 1 (Brent on b; the loss is convex in b)."""
-    def loss_b(b):
-        model = model_at_w(b)
-        with torch.no_grad():
-            return float(exact_loss(model, ch, N_exact))
-    res = minimize_scalar(loss_b, bracket=(-2.0, 2.0), method="brent", tol=1e-10)
-    return res.fun
-
-
 w_tol = 1e-6  # xatol of the bounded search in w
-print(f"{'p':>5}{'q':>5}{'p+q':>6}{'argmin w (search)':>19}{'w (construction)':>18}{'|difference|':>14}"
-      f"{'min L - H_rate':>16}{'w < -1/sqrt2':>14}{'L(w = -1/sqrt2) - H(pi)':>25}")
-n_side, w_err, l_err, sad_err = 0, 0.0, 0.0, 0.0
+search_rows = []
 for k, (pp, qq) in enumerate(chains_thm4):
     ch = MarkovChain(pp, qq)
     def at_w(w):
         return lambda b: canonical_full_model(1.0, w, b, d=d, max_len=N_exact - 1, seed=seed + k)
-    res = minimize_scalar(lambda w: full_loss_best_bias(at_w(w), ch), bounds=(-3.0, 3.0), method="bounded",
-                          options={"xatol": w_tol})
-    w_min = float(res.x)
-    _, w_star, _ = global_min_weights(pp, qq)
-    L_sad = full_loss_best_bias(at_w(-1 / math.sqrt(2)), ch)
-    below = w_min < -1 / math.sqrt(2)
-    n_side += below == (pp + qq > 1)
-    w_err = max(w_err, abs(w_min - w_star))
-    l_err = max(l_err, abs(res.fun - ch.entropy_rate))
-    sad_err = max(sad_err, abs(L_sad - ch.marginal_entropy))
+    res = minimize_scalar(lambda w: yardsticks.best_bias_loss(at_w(w), ch, N_exact), bounds=(-3.0, 3.0),
+                          method="bounded", options={"xatol": w_tol})
+    _, w_star, _ = yardsticks.global_min_weights(pp, qq)
+    L_sad = yardsticks.best_bias_loss(at_w(-1 / math.sqrt(2)), ch, N_exact)
+    search_rows.append((pp, qq, float(res.x), w_star, res.fun - ch.entropy_rate, L_sad - ch.marginal_entropy))
+
+# %%
+print(f"{'p':>5}{'q':>5}{'p+q':>6}{'argmin w (search)':>19}{'w (construction)':>18}{'|difference|':>14}"
+      f"{'min L - H_rate':>16}{'w < -1/sqrt2':>14}{'L(w = -1/sqrt2) - H(pi)':>25}")
+for pp, qq, w_min, w_star, l_gap, s_gap in search_rows:
     print(f"{pp:>5}{qq:>5}{pp + qq:>6.2f}{fixed(w_min, 3):>19}{w_star:>18.4f}{bound(w_min - w_star, 1e-4):>14}"
-          f"{bound(res.fun - ch.entropy_rate, 1e-11):>16}{'yes' if below else 'no':>14}"
-          f"{bound(L_sad - ch.marginal_entropy, 1e-11):>25}")
+          f"{bound(l_gap, 1e-11):>16}{'yes' if w_min < -1 / math.sqrt(2) else 'no':>14}{bound(s_gap, 1e-11):>25}")
+n_side = sum((r[2] < -1 / math.sqrt(2)) == (r[0] + r[1] > 1) for r in search_rows)
+w_err = max(abs(r[2] - r[3]) for r in search_rows)
+l_err = max(abs(r[4]) for r in search_rows)
+sad_err = max(abs(r[5]) for r in search_rows)
+
+# %% tags=["hide-input"]
 _ = verified.record("Thm 4: the global minimum has w < -1/sqrt(2) iff p + q > 1", n_side == n4 and w_err < 1e-3,
                     check="bounded search over w in [-3, 3] of the full model's exact loss at e = 1, bias minimized "
                           f"numerically, {n4} chains at |p + q - 1| >= {margin:g}",
@@ -499,6 +484,8 @@ _ = verified.record("Thm 4: the searched minimum is the entropy rate", l_err < 1
 _ = verified.record("at w = -1/sqrt(2) the best bias reaches only H(pi)", sad_err < 1e-9,
                     check="full model at e = 1, w = -1/sqrt(2), bias minimized numerically",
                     measured=bound(sad_err, 1e-11), tolerance="1e-9", kind="independent")
+_ = glue("ty_w_err", bound(w_err, 1e-4))
+_ = glue("ty_side", fraction(n_side, n4))
 
 # %% [markdown]
 # Why the gradient vanishes exactly, and not just because the loss is minimal: the derivative of the cross-entropy
@@ -511,8 +498,7 @@ _ = verified.record("at w = -1/sqrt(2) the best bias reaches only H(pi)", sad_er
 # tries anyway: random models and random perturbations of $\theta_\star$ (all parameters), scored by the exact loss.
 
 # %%
-ch = MarkovChain(p, q)
-cs, w_star, b_star = global_min_weights(p, q)
+cs, w_star, b_star = yardsticks.global_min_weights(p, q)
 star = canonical_full_model(1.0, w_star, b_star, d=d, max_len=N_exact - 1, seed=seed)
 base = [prm.detach().clone() for prm in star.parameters()]
 gen = torch.Generator().manual_seed(seed)
@@ -522,19 +508,22 @@ with torch.no_grad():
         for _ in range(20):
             for prm, b0 in zip(star.parameters(), base):
                 prm.copy_(b0 + radius * torch.randn(b0.shape, generator=gen, dtype=b0.dtype))
-            gaps.append(float(exact_loss(star, ch, N_exact)) - ch.entropy_rate)
+            gaps.append(float(exact_loss(star, chain, N_exact)) - chain.entropy_rate)
     for prm, b0 in zip(star.parameters(), base):
         prm.copy_(b0)
     for s in range(20):
         rnd = MarkovTransformer.standard(d, N_exact - 1, std=0.5, seed=seed + 100 + s, attention="softmax")
-        gaps.append(float(exact_loss(rnd, ch, N_exact)) - ch.entropy_rate)
+        gaps.append(float(exact_loss(rnd, chain, N_exact)) - chain.entropy_rate)
 print(f"{len(gaps)} other points: min (L_exact - entropy rate) = {min(gaps):.1e} (must be >= 0)")
+
+# %% tags=["hide-input"]
 _ = verified.record("no perturbed or random model beats the entropy rate (eq-lower-bound)", min(gaps) >= -1e-14,
                     check=f"exact loss of {len(gaps)} perturbed (all parameters, std 1e-3, 0.1, 1) or random models",
                     measured=f"min L - entropy rate = {min(gaps):.1e} over {len(gaps)} models",
                     tolerance=">= -1e-14 (rounding)", kind="independent")
 
 # %% [markdown]
+# (sec-ty-thm5)=
 # ## The bad local minimum (Thm 5)
 #
 # The unigram predictor predicts $\pi_1$ whatever the context. The transformer realizes it with the embedding
@@ -647,9 +636,12 @@ theta_pi_x = canonical_full_model(0.0, w_local, b_pi, d=d, max_len=N_exact - 1, 
 L_pi = exact_loss(theta_pi_x, chain, N_exact)
 L_pi.backward()
 grads = {name: float(prm.grad.abs().max()) for name, prm in theta_pi_x.named_parameters()}
-# the bad minimum is bad: its exact loss against that of theta_star of the same chain (full models both)
-_, w_star_c, b_star_c = global_min_weights(p, q)
-L_star_c = float(exact_loss(canonical_full_model(1.0, w_star_c, b_star_c, d=d, max_len=N_exact - 1, seed=seed),
+
+# %% [markdown]
+# The bad minimum is bad: its exact loss against that of $\theta_\star$ of the same chain (full models both).
+
+# %%
+L_star_c = float(exact_loss(canonical_full_model(1.0, w_star, b_star, d=d, max_len=N_exact - 1, seed=seed),
                             chain, N_exact).detach())
 L_pi_v = float(L_pi.detach())
 excess = L_pi_v - L_star_c
@@ -660,6 +652,8 @@ print(f"loss: H(pi) = {chain.marginal_entropy:.10f}; "
       f"sampled (N = {N}) {fixed(samp, 3)} +- {se if se > 1e-13 else 0:.0e} (|z| = {fixed(z_pi, 1)})")
 print(f"excess loss over theta_star (exact, full models) {excess:.6f}; H(pi) - entropy rate {excess_closed:.6f}")
 print("max |dL/dtheta| per parameter: " + ", ".join(f"{k} {bound(v, 1e-13)}" for k, v in grads.items()))
+
+# %% tags=["hide-input"]
 # With e = 0 every stream is zero and the tied head returns the bias logit(pi_1): the prediction, the loss H(pi) and
 # the zero gradient hold by construction (identities); the minimality below is what Thm 5 adds.
 _ = verified.record("Thm 5: theta_pi predicts pi_1 everywhere", err_pred < 1e-12,
@@ -683,7 +677,6 @@ _ = verified.record("Thm 5: theta_pi is a bad point: its loss exceeds theta_star
                     measured=f"excess {excess:.6f}; {bound(excess - excess_closed, 1e-13)} from the closed form",
                     tolerance="> 0; 1e-12 from the closed form", kind="independent")
 
-
 # %% [markdown]
 # Now the minimality, with random perturbations of **all** parameters: each entry of every weight (including
 # the bias and the unused attention matrices) moves by an independent $\mathcal N(0, \rho^2)$. The exact loss
@@ -703,74 +696,58 @@ _ = verified.record("Thm 5: theta_pi is a bad point: its loss exceeds theta_star
 # feed-forward layer is larger in operator norm), so the chapter's range stops at $d = 16$. For $p + q < 1$
 # the same weights (with that chain's $b_\pi$) are perturbed the same way, and the loss must go down for some of
 # them.
+#
+# `yardsticks.perturbation_study` draws the perturbations and scores each by the exact loss; `yardsticks.kappa`
+# is $\kappa(w)$.
 
 # %%
-def perturbation_study(model, ch, radius, n, seed):
-    """Exact loss change and ||delta e||^2 for n random perturbations of all parameters (std radius)."""
-    base = [prm.detach().clone() for prm in model.parameters()]
-    i_e = [name for name, _ in model.named_parameters()].index("embedding")
-    gen = torch.Generator().manual_seed(seed)
-    dL, a2 = [], []
-    with torch.no_grad():
-        L0 = float(exact_loss(model, ch, N_exact))
-        for _ in range(n):
-            deltas = [radius * torch.randn(b0.shape, generator=gen, dtype=b0.dtype) for b0 in base]
-            for prm, b0, dl in zip(model.parameters(), base, deltas):
-                prm.copy_(b0 + dl)
-            dL.append(float(exact_loss(model, ch, N_exact)) - L0)
-            a2.append(float(deltas[i_e].pow(2).sum()))
-        for prm, b0 in zip(model.parameters(), base):
-            prm.copy_(b0)
-    return np.array(dL), np.array(a2)
-
-
-def kappa(w):
-    return 1.0 if w >= 0 else 1 - 4 * w * w
-
-
 chain_low = MarkovChain(p_low, q_low)
-pi1_low = p_low / (p_low + q_low)
-theta_low = canonical_full_model(0.0, w_local, logit(pi1_low), d=d, max_len=N_exact - 1, seed=seed)
+theta_low = canonical_full_model(0.0, w_local, logit(p_low / (p_low + q_low)), d=d, max_len=N_exact - 1, seed=seed)
+kappa_w = yardsticks.kappa(w_local)
 studies = {}
+for label, model, ch in ((f"p+q={p + q:.2f} > 1", theta_pi_x, chain),
+                         (f"p+q={p_low + q_low:.2f} < 1", theta_low, chain_low)):
+    c0, c1 = ch.q / (ch.p + ch.q), ch.p / (ch.p + ch.q)
+    for j, radius in enumerate(radii):
+        dL, a2 = yardsticks.perturbation_study(model, ch, radius, n_perturb, seed + 30 + j, N_exact)
+        ratio = dL / ((ch.p + ch.q - 1) * c0 * c1 * kappa_w * a2)
+        studies[(label, radius)] = (dL, a2, ratio)
+
+# %%
 print(f"{'chain':<16}{'rho':>7}{'n':>5}{'min dL':>12}{'max dL':>12}{'dL < 0':>9}{'min ratio':>11}"
       f"{'1 - rho/kappa':>16}")
-for label, model, ch in ((f"p+q={p + q:.2f} > 1", theta_pi_x, chain), (f"p+q={p_low + q_low:.2f} < 1", theta_low,
-                                                                        chain_low)):
-    cp, cq = ch.p, ch.q
-    c0, c1 = cq / (cp + cq), cp / (cp + cq)
-    for j, radius in enumerate(radii):
-        dL, a2 = perturbation_study(model, ch, radius, n_perturb, seed + 30 + j)
-        ratio = dL / ((cp + cq - 1) * c0 * c1 * kappa(w_local) * a2)
-        studies[(label, radius)] = (dL, a2, ratio)
-        rmin = f"{ratio.min():>11.3f}" if cp + cq > 1 else f"{'-':>11}"
-        print(f"{label:<16}{radius:>7.0e}{n_perturb:>5}{dL.min():>12.2e}{dL.max():>12.2e}"
-              f"{fraction((dL < 0).sum(), dL.size):>9}{rmin}{1 - radius / kappa(w_local):>16.3f}")
+for (label, radius), (dL, a2, ratio) in studies.items():
+    rmin = f"{ratio.min():>11.3f}" if "> 1" in label else f"{'-':>11}"
+    print(f"{label:<16}{radius:>7.0e}{n_perturb:>5}{dL.min():>12.2e}{dL.max():>12.2e}"
+          f"{fraction((dL < 0).sum(), dL.size):>9}{rmin}{1 - radius / kappa_w:>16.3f}")
 high = [v for (lab, _), v in studies.items() if "> 1" in lab]
 ratio_min = [float(v[2].min()) for v in high]  # per radius
 low = [v for (lab, _), v in studies.items() if "< 1" in lab]
 n_high = sum(int((v[0] > 0).sum()) for v in high)
-ratio_ok = all(rm >= 1 - rad / kappa(w_local) for rm, rad in zip(ratio_min, radii))
+ratio_ok = all(rm >= 1 - rad / kappa_w for rm, rad in zip(ratio_min, radii))
 i_big = int(np.argmax(radii))
-C_hat = kappa(w_local) * (1 - ratio_min[i_big]) / radii[i_big]  # the O(rho) constant: ratio = 1 - C rho / kappa
-_ = glue("ty_C_hat", f"{max(C_hat, 0.0):.2f}" if C_hat > 0 else "negative (the ratio exceeds 1)")
+C_hat = kappa_w * (1 - ratio_min[i_big]) / radii[i_big]  # the O(rho) constant: ratio = 1 - C rho / kappa
 n_low = [int((v[0] < 0).sum()) for v in low]
 n_all = len(radii) * n_perturb
+
+# %% tags=["hide-input"]
 _ = verified.record("Thm 5: no random perturbation lowers the exact loss (p + q > 1)", n_high == n_all,
                     check=f"exact loss after {n_perturb} Gaussian perturbations of all weights per radius {radii}",
                     measured=f"dL > 0 for {fraction(n_high, n_all)} perturbations", tolerance=f"{n_all}/{n_all}",
                     kind="independent")
 _ = verified.record("Thm 5: loss rise >= (p+q-1) pi_0 pi_1 (kappa(w) - rho) ||delta e||^2", ratio_ok,
                     check="ratio dL / ((p+q-1) pi_0 pi_1 kappa(w) ||delta e||^2) over the same perturbations, "
-                          f"kappa({w_local:g}) = {kappa(w_local):.3g}",
+                          f"kappa({w_local:g}) = {kappa_w:.3g}",
                     measured="min ratio " + ", ".join(f"{fixed(rm, 2)} (rho {rad:g})" for rm, rad in zip(ratio_min, radii)),
                     tolerance="ratio >= 1 - rho / kappa(w) (the O(rho) constant C <= 1)", kind="independent")
 _ = verified.record("contrast: random perturbations lower the loss for p + q < 1", min(n_low) > 0,
                     check=f"the same perturbations at theta_pi of the chain ({p_low}, {q_low})",
                     measured="dL < 0 for " + ", ".join(fraction(k, n_perturb) for k in n_low) + " perturbations "
                              "(per radius)", tolerance="at least one at every radius", kind="independent")
+_ = glue("ty_C_hat", f"{max(C_hat, 0.0):.2f}" if C_hat > 0 else "negative (the ratio exceeds 1)")
 _ = glue("ty_min_ratio", fixed(min(float(v[2].min()) for v in high), 2))
 _ = glue("ty_low_fraction", ", ".join(fraction(k, n_perturb) for k in n_low))
-
+_ = glue("ty_n_high", fraction(n_high, n_all))
 
 # %% [markdown]
 # In this run the smallest ratio is {glue:text}`ty_min_ratio`: the bound is attained up to that factor, so the
@@ -780,6 +757,9 @@ _ = glue("ty_low_fraction", ", ".join(fraction(k, n_perturb) for k in n_low))
 # perturbation raises the loss at second order while the embedding part lowers it by a term proportional to
 # $1 - p - q$; at the margin $1 - p - q = 0.02$ it was between a fifth and a half in the runs of the range, which is
 # why at least 40 perturbations per radius are drawn.)
+#
+# (sec-ty-contrast)=
+# ## The contrast: explicit directions
 #
 # Next the explicit directions of the remarks, each compared with its predicted exact value
 # $\Delta\mathcal L$ = `logistic_loss(c, beta, p, q) - H(pi)` with $\beta = b_\pi$ unless stated:
@@ -794,45 +774,10 @@ _ = glue("ty_low_fraction", ", ".join(fraction(k, n_perturb) for k in n_low))
 # enters `logistic_loss` as $\beta = b_\pi - \varepsilon^2/2$. For $\varepsilon < 0$ the ReLU fires after a 0
 # instead of after a 1: along the canonical direction the logit gains the constant $-2w|w|\varepsilon^2$, see
 # {doc}`canonical_model`, and along the positional-free direction the ReLU stays off, $c = \varepsilon^2$;
-# `direction_c_beta` below holds these closed forms.)
+# `yardsticks.direction_c_beta` holds these closed forms, and `yardsticks.direction_losses` measures the three
+# directions with the exact loss.)
 
 # %%
-def direction_c_beta(kind, eps, w, b0):
-    """Closed form (c, beta) of the logit c x_n + beta along an explicit direction (text above). For eps < 0 the
-    ReLU fires after a 0 instead of a 1: the canonical direction gets the constant -2w|w| eps^2 (absorbed by the
-    bias, see the canonical-model chapter), and the positional-free direction switches the ReLU off (c = eps^2)."""
-    eps = np.asarray(eps, dtype=float)
-    m2, m4 = 1 + 2 * w * abs(w), 1 + 4 * w * abs(w)
-    if kind == "canonical":
-        return eps**2 * m2, b0 - eps**2 / 2 - np.where(eps < 0, 2 * w * abs(w) * eps**2, 0.0)
-    if kind == "positional-free":
-        return eps**2 * np.where(eps > 0, m4, 1.0), b0 + 0 * eps
-    return eps**2, b0 + 0 * eps  # orthogonal: s = 0, the ReLU never fires
-
-
-def direction_losses(ch, w, eps, seed):
-    """(name, predicted dL, measured dL) for the three explicit directions at theta_pi(w) for chain ch."""
-    c1 = ch.p / (ch.p + ch.q)
-    b0 = logit(c1)
-    model = canonical_full_model(0.0, w, b0, d=d, max_len=N_exact - 1, seed=seed)
-    alpha = torch.as_tensor(random_alpha(d, seed))
-    perp = torch.zeros(d, dtype=torch.float64)
-    perp[0], perp[1] = alpha[1], -alpha[0]  # orthogonal to alpha (entries +-1/sqrt(d))
-    perp = perp / perp.norm()
-    L0 = float(exact_loss(model, ch, N_exact).detach())
-    out = []
-    for name, e_vec, pos in (("canonical", eps * alpha, -eps / 2 * alpha),
-                             ("positional-free", eps * alpha, 0 * alpha), ("orthogonal", eps * perp, 0 * perp)):
-        c, beta = direction_c_beta(name, eps, w, b0)
-        with torch.no_grad():
-            model.embedding.copy_(e_vec)
-            model.positional.copy_(pos.expand_as(model.positional))
-            measured = float(exact_loss(model, ch, N_exact)) - L0
-        predicted = float(logistic_loss(c, beta, ch.p, ch.q)) - ch.marginal_entropy
-        out.append((name, predicted, measured))
-    return out
-
-
 hi, lo = f"p+q={p + q:.2f}", f"p+q={p_low + q_low:.2f}"
 cases = [(hi, chain, w_local, "minimum (Thm 5)"), (hi, chain, w_trap, "canonical min only"),
          (lo, chain_low, w_local, "not a minimum"), (lo, chain_low, w_canon_low, "canonical min only")]
@@ -840,22 +785,35 @@ print(f"{'chain':<10}{'w':>6}  {'status':<19}{'direction':<17}{'predicted dL':>1
       f"{'|meas - pred|':>15}")
 signs, abs_max, pred_min = {}, 0.0, np.inf
 for label, ch, w, status in cases:
-    for name, pred, meas in direction_losses(ch, w, eps_dir, seed):
+    for name, pred, meas in yardsticks.direction_losses(ch, w, eps_dir, seed, d=d, n_exact=N_exact):
         abs_max, pred_min = max(abs_max, abs(meas - pred)), min(pred_min, abs(pred))
         signs[(label, w, name)] = meas
         print(f"{label:<10}{w:>6.2f}  {status:<19}{name:<17}{pred:>14.3e}{meas:>14.3e}{bound(meas - pred, 1e-13):>15}")
 print(f"smallest predicted |dL| {pred_min:.1e}; largest |measured - predicted| {bound(abs_max, 1e-13)}")
-_ = glue("ty_min_pred", f"{pred_min:.0e}")
-# the floor over the whole range: |g'(0)| = pq |p + q - 1| / (p + q)^2 on a grid of the range at the margin, times
-# the smallest eps_dir^2 (1e-4) and the smallest |m| the parameters cell allows (0.02)
-g_r = np.linspace(*params.THEORY_RANGE, 481)
-PP, QQ = np.meshgrid(g_r, g_r)
-gp0 = PP * QQ * np.abs(PP + QQ - 1) / (PP + QQ) ** 2
-gp0_min = float(gp0[np.abs(PP + QQ - 1) >= margin - 1e-12].min())
+
+# %% [markdown]
+# The signs above are resolved far above rounding: the smallest predicted change is {glue:text}`ty_min_pred`,
+# against a rounding level of $10^{-12}$. Over the whole range this holds by the choice of the ranges: the loss
+# change along a direction of size $\varepsilon$ is about $g'(0)\,\varepsilon^2\,m$ with $|g'(0)| =
+# pq\,|p + q - 1|/(p+q)^2$ and $m$ one of $1$, $1 + 2w|w|$, $1 + 4w|w|$. These factors vanish at $w = -1/\sqrt2$ and
+# $w = -\tfrac12$, where the sign is not resolvable, so the feed-forward scales keep $|m| \ge 0.02$ (the ranges of
+# `w_local`, `w_trap`, `w_canon_low`) and $\varepsilon \ge 0.01$. The next cell takes the smallest $|g'(0)|$ on
+# the range at the margin (`yardsticks.min_slope_on_range`) and the floor of a predicted change.
+
+# %%
+gp0_min = yardsticks.min_slope_on_range(margin, params.THEORY_RANGE)
 print(f"over the range at the margin {margin:g}: min |g'(0)| {gp0_min:.1e}; floor of a predicted change "
       f"{gp0_min * 0.01**2 * 0.02:.0e}")
+
+# %% [markdown]
+# On the range $|g'(0)| \ge$ {glue:text}`ty_gp0_min`, so every predicted change is about {glue:text}`ty_dl_floor` or
+# more, far above the rounding level $10^{-12}$. The checks of the directions:
+
+# %% tags=["hide-input"]
+_ = glue("ty_min_pred", f"{pred_min:.0e}")
 _ = glue("ty_gp0_min", f"{gp0_min:.0e}")
 _ = glue("ty_dl_floor", f"{gp0_min * 0.01**2 * 0.02:.0e}")
+_ = glue("ty_dir_err", bound(abs_max, 1e-13))
 _ = verified.record("explicit directions: full-model exact loss = closed-form prediction",
                     abs_max < 1e-12 and pred_min > 100 * 1e-12,
                     check="exact loss of the full model along 3 directions at 4 points vs logistic_loss(c, beta) "
@@ -901,21 +859,19 @@ with torch.no_grad():
             trap.embedding.copy_(eps * alpha_t)
             trap.positional.copy_((pos_scale * alpha_t).expand_as(trap.positional))
             curves[name].append(float(exact_loss(trap, chain, N_exact)) - L_trap0)
-
-
-def slice_prediction(kind, eps):
-    return logistic_loss(*direction_c_beta(kind, eps, w_trap, b_pi), p, q) - chain.marginal_entropy
-
-
-fine = np.linspace(-0.3, 0.3, 301)
-pred_can, pred_free = slice_prediction("canonical", fine), slice_prediction("positional-free", fine)
+predicted = {k: [logistic_loss(*yardsticks.direction_c_beta(k, g, w_trap, b_pi), p, q) - chain.marginal_entropy
+                 for g in (eps_grid, np.linspace(-0.3, 0.3, 301))] for k in curves}
 # the closed form must match the full model on the grid as well
-grid_err = max(np.abs(np.array(curves[k]) - slice_prediction(k, eps_grid)).max() for k in curves)
+grid_err = max(np.abs(np.array(curves[k]) - predicted[k][0]).max() for k in curves)
 print(f"max |full model - closed form| along both slices: {bound(grid_err, 1e-13)}")
+
+# %% tags=["hide-input"]
 _ = verified.record("slices through the trap point: full model = closed form", grid_err < 1e-12,
                     check=f"exact loss of the full model at {eps_grid.size} points of each slice vs logistic_loss",
                     measured=bound(grid_err, 1e-13), tolerance="1e-12", kind="same code")
 
+# %%
+fine = np.linspace(-0.3, 0.3, 301)
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
 ax = axes[0]
 r_small = min(radii)
@@ -928,9 +884,10 @@ ax.set_ylabel("number of random perturbations")
 ax.set_title(rf"Random perturbations of all weights at $\theta_\pi$ ($\rho$ = {r_small:g}, w = {w_local})")
 ax.legend(loc="upper left")
 ax = axes[1]
-ax.plot(fine, pred_can, color=plotting.LOCAL, label=r"canonical ($p_n = -\frac{\varepsilon}{2}\alpha$): closed form")
+ax.plot(fine, predicted["canonical"][1], color=plotting.LOCAL,
+        label=r"canonical ($p_n = -\frac{\varepsilon}{2}\alpha$): closed form")
 ax.plot(eps_grid, curves["canonical"], "o", color=plotting.LOCAL, ms=4, label="canonical: full model, exact loss")
-ax.plot(fine, pred_free, color=plotting.MAXIMA, label=r"positional-free ($p_n = 0$): closed form")
+ax.plot(fine, predicted["positional-free"][1], color=plotting.MAXIMA, label=r"positional-free ($p_n = 0$): closed form")
 ax.plot(eps_grid, curves["positional-free"], "s", color=plotting.MAXIMA, ms=4,
         label="positional-free: full model, exact loss")
 ax.axhline(0, color=plotting.NEUTRAL, lw=1)
@@ -965,7 +922,7 @@ plt.show()
 # the full model with `canonical.logistic_loss`. Errors print as bounds chosen at least 100 times above the values
 # observed over the range, so that they print the same on every machine.
 
-# %%
+# %% tags=["hide-input"]
 _ = record_results({"thm5_excess_loss": excess, "thm5_min_ratio": min(float(v[2].min()) for v in high),
                     "contrast_fraction_lower": min(n_low) / n_perturb, "thm4_max_abs_z": z4,
                     "thm4_argmin_w_error": w_err, **verified.summary()})

@@ -102,7 +102,7 @@ def main(argv=None) -> int:
             return 0
         from .numerics import checks
         from .transformer.benchmarks import bench_train
-        from .transformer.config import pick_device
+        from .transformer.device import pick_device
 
         try:
             device = pick_device(args.device)

@@ -4,8 +4,10 @@ import math
 import pytest
 import torch
 
-from markovlib.transformer.config import TrainConfig, onecycle_factor, parameter_groups
+from markovlib.transformer.config import TrainConfig
 from markovlib.transformer.model import MarkovTransformer
+from markovlib.transformer.optim import parameter_groups
+from markovlib.transformer.schedules import onecycle_factor
 from markovlib.transformer.training import Trainer
 
 

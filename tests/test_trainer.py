@@ -9,15 +9,11 @@ import torch
 from markovlib import cli
 from markovlib.markov.chain import MarkovChain
 from markovlib.transformer.benchmarks import bench_train
-from markovlib.transformer.config import (
-    METRIC_COLUMNS,
-    TrainConfig,
-    batch_seed,
-    lr_factor,
-    pick_device,
-    sample_batch,
-)
+from markovlib.transformer.config import METRIC_COLUMNS, TrainConfig
+from markovlib.transformer.device import batch_seed, pick_device
 from markovlib.transformer.runs import train_many
+from markovlib.transformer.sampling import sample_batch
+from markovlib.transformer.schedules import lr_factor
 from markovlib.transformer.training import Trainer
 
 torch.set_num_threads(1)

@@ -182,7 +182,7 @@ def bench_train(quick=False, *, device=None, threads=1) -> dict:
     import torch
 
     from ..markov.chain import MarkovChain
-    from .config import pick_device
+    from .device import pick_device
     from .model import MarkovTransformer
 
     dev = pick_device(device)

@@ -1,13 +1,16 @@
-"""The configuration of a training run (reference Sec. 7) and the helpers every run shares.
+"""The configuration of a training run (reference Sec. 7): :class:`TrainConfig`, its named recipes and the files a
+run writes.
 
 :class:`TrainConfig` holds every knob with its default (the paper's code: AdamW, lr 2e-3, betas (0.9, 0.95),
 weight decay 1e-3, 2 % warm-up then cosine, batch 16, length 1024, d = 8, gradient clipping at norm 1) and
 validates it on construction: a bad value raises ValueError naming the field and what is allowed. Each field's
 ``metadata["help"]`` is its documentation; the options of ``python -m markovlib train`` are generated from it
 (:mod:`markovlib.transformer.train_cli`). Mixed precision is opt-in (``amp=False`` by default, on every device).
+:data:`RECIPES` names the settings of the stored runs (:func:`recipe`).
 
-Also here: :func:`pick_device`, :func:`batch_seed` (the seed of the batch of a step: exact resume),
-:func:`sample_batch` and :func:`lr_factor` (warm-up then cosine).
+The rest of a run's machinery lives beside it: devices and seeds in :mod:`~markovlib.transformer.device`, the batch
+sampler in :mod:`~markovlib.transformer.sampling`, the learning-rate schedules in
+:mod:`~markovlib.transformer.schedules`, the optimizer's decay groups in :mod:`~markovlib.transformer.optim`.
 """
 from __future__ import annotations
 
@@ -16,9 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
 
-from ..markov.chain import MarkovChain
 from ..numerics import checks
 from .inits import INITS, TWO_TOKEN_INITS, canonical_scheme
 from .model import ATTENTIONS
@@ -38,53 +39,7 @@ RANK_COLUMNS = tuple(f"top_fraction_{m}" for m in ("W_Q", "W_K", "W_V", "W_O", "
 METRIC_COLUMNS = METRIC_COLUMNS + RANK_COLUMNS
 INIT_KWARGS = ("e", "w", "a", "b", "alpha", "u")
 
-# streams of :func:`batch_seed`
-TRAIN_STREAM, EVAL_STREAM, INIT_STREAM = 0, 1, 2
 
-
-def pick_device(device=None) -> torch.device:
-    """The training device: ``None`` or ``"auto"`` picks CUDA, then Apple MPS, then CPU; otherwise ``device``
-    (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"`` or a torch.device), which must be available."""
-    if device is None or device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        mps = getattr(torch.backends, "mps", None)
-        if mps is not None and mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps', got {device!r}") from None
-    if dev.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps', got {device!r}")
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available")
-    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise ValueError(f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s)")
-    if dev.type == "mps":
-        mps = getattr(torch.backends, "mps", None)
-        if mps is None or not mps.is_available():
-            raise ValueError(f"device {device!r} requested but Apple MPS is not available")
-    return dev
-
-
-def batch_seed(seed, step, stream=TRAIN_STREAM) -> int:
-    """The seed of the batch drawn at ``step`` of a run with base ``seed``: a 63-bit integer from numpy's
-    SeedSequence([seed, stream, step]), so training (stream 0), evaluation (1) and initialization (2) draws
-    never share a seed, and the data of step k does not depend on how the run got to step k (exact resume)."""
-    seed = checks.nonnegative_int("seed", seed)
-    step = checks.nonnegative_int("step", step)
-    state = np.random.SeedSequence([seed, int(stream), step]).generate_state(2, dtype=np.uint32)
-    return int((int(state[0]) << 31) ^ int(state[1]))  # < 2**63
-
-
-def sample_batch(chain: MarkovChain, batch, length, seed, device) -> torch.Tensor:
-    """``chain.sample(..., seed=seed, backend="torch")`` drawn with torch's CPU generator and moved to ``device``:
-    the data of a run do not depend on the device (CUDA's generator gives other numbers for the same seed, and
-    MPS lacks the sampler's float64), so a run on a GPU sees exactly the batches of the same run on a CPU."""
-    x = chain.sample(batch, length, seed=seed, backend="torch")
-    return x if torch.device(device).type == "cpu" else x.to(device)
 
 
 def _knob(default, help, **meta):
@@ -229,56 +184,3 @@ class TrainConfig:
         if "betas" in d:
             d["betas"] = tuple(d["betas"])
         return cls(**d)
-
-
-def parameter_groups(model, weight_decay, decay_groups="all") -> list[dict]:
-    """Optimizer parameter groups. ``"all"``: every parameter decays. ``"nanogpt"`` (the authors' code): only the
-    layer's weight matrices (W_Q, W_K, W_V, W_O, W_1, W_2) decay; the token embedding, the positional rows and
-    the biases do not."""
-    if decay_groups == "all":
-        return [{"params": list(model.parameters()), "weight_decay": weight_decay}]
-    decay, keep = [], []
-    for name, prm in model.named_parameters():
-        (decay if name in ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2") else keep).append(prm)
-    return [{"params": decay, "weight_decay": weight_decay}, {"params": keep, "weight_decay": 0.0}]
-
-
-def make_scheduler(optimizer, cfg: TrainConfig):
-    """The learning-rate schedule of ``cfg``: torch's OneCycleLR with the authors' settings (``"onecycle"``:
-    div_factor 100, final_div_factor 0.05, cosine, warm-up fraction ``cfg.warmup``; :func:`onecycle_factor`), else
-    the warm-up + cosine / constant multiplier :func:`lr_factor`."""
-    if cfg.schedule == "onecycle":
-        return torch.optim.lr_scheduler.OneCycleLR(
-            optimizer, max_lr=cfg.lr, total_steps=cfg.steps, pct_start=cfg.warmup, anneal_strategy="cos",
-            cycle_momentum=False, div_factor=100.0, final_div_factor=0.05)
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: lr_factor(s, cfg.steps, cfg.warmup, cfg.min_lr_ratio, cfg.schedule))
-
-
-def lr_factor(step, steps, warmup=0.02, min_lr_ratio=0.1, schedule="cosine") -> float:
-    """Multiplier of the base learning rate at optimizer step ``step`` (0-based): linear warm-up from 1/W to 1
-    over the first W = ceil(warmup * steps) steps, then cosine from 1 down to ``min_lr_ratio`` at the last step
-    (``schedule="constant"``: 1 after the warm-up). (``"onecycle"`` is torch's OneCycleLR, built by the
-    Trainer; :func:`onecycle_factor` is its closed form.)"""
-    n_warm = math.ceil(warmup * steps)
-    if step < n_warm:
-        return (step + 1) / n_warm
-    if schedule == "constant":
-        return 1.0
-    span = max(steps - n_warm - 1, 1)
-    progress = min((step - n_warm) / span, 1.0)
-    return min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
-
-
-def onecycle_factor(step, steps, warmup=0.02, div_factor=100.0, final_div_factor=0.05) -> float:
-    """Closed form of torch's OneCycleLR (cosine annealing, the authors' settings): the learning rate at step
-    ``step`` divided by the maximum. Phase 1 (steps 0 .. T1 = warmup * steps - 1) anneals by half a cosine from
-    1/div_factor to 1, phase 2 (T1 .. steps - 1) from 1 down to 1/(div_factor * final_div_factor) (lr/5 here):
-    f(t) = end + (start - end) (1 + cos(pi t)) / 2 with t the fraction of the phase done."""
-    t1, t2 = float(warmup * steps) - 1, steps - 1
-    lo, top, end = 1 / div_factor, 1.0, 1 / (div_factor * final_div_factor)
-    if step <= t1:
-        a, b, frac = lo, top, step / t1 if t1 > 0 else 1.0
-    else:
-        a, b, frac = top, end, (step - t1) / (t2 - t1)
-    return b + (a - b) * (1 + math.cos(math.pi * frac)) / 2

@@ -4,7 +4,7 @@
     summary = trainer.train()        # history in trainer.history; metrics.csv, summary.json under out/
 
 One step: draw a fresh batch of ``batch`` sequences of ``length + 1`` symbols from the chain on the training
-device (vectorized sampler, seeded by :func:`~markovlib.transformer.config.batch_seed` from (seed, step) so that a
+device (vectorized sampler, seeded by :func:`~markovlib.transformer.device.batch_seed` from (seed, step) so that a
 resumed run sees the same data), next-symbol cross-entropy (BCE with logits for the binary model), backward, gradient
 clipping, optimizer and learning-rate schedule step (linear warm-up over the first ``warmup`` fraction of the
 steps, then cosine down to ``min_lr_ratio * lr``). Every ``eval_every`` steps the loss on fresh held-out batches
@@ -33,24 +33,14 @@ from ..book.progress import progress_bar
 from ..markov.canonical import c_star
 from ..markov.chain import MarkovChain
 from ..numerics import checks
-from .config import (
-    CHECKPOINT_NAME,
-    EVAL_STREAM,
-    INIT_STREAM,
-    METRIC_COLUMNS,
-    METRICS_NAME,
-    SUMMARY_NAME,
-    TRAIN_STREAM,
-    TrainConfig,
-    batch_seed,
-    make_scheduler,
-    parameter_groups,
-    pick_device,
-    sample_batch,
-)
+from .config import CHECKPOINT_NAME, METRIC_COLUMNS, METRICS_NAME, SUMMARY_NAME, TrainConfig
+from .device import EVAL_STREAM, INIT_STREAM, TRAIN_STREAM, batch_seed, pick_device
 from .inits import perturb
 from .model import MarkovTransformer
+from .optim import parameter_groups
 from .readout import context_coefficient, singular_fractions
+from .sampling import sample_batch
+from .schedules import make_scheduler
 
 
 def _atomic_write_text(path, text):
