@@ -7,9 +7,9 @@ against the lumped predictors of the ladder (``multistate.lumped_loss``, Prop. "
   from independent groups of sequences. :func:`mc_z_min` is the Bonferroni quantile (Student t, 9 degrees of freedom,
   10 groups) that keeps the family-wise false-alarm bound of ``n_tests`` such tests at ``alpha``. With ``cond_sd``
   (:func:`transition_log_sd`, a chain whose rows have equal entropies) the conditional estimate's standard error is
-  at least the derived cond_sd / sqrt(n) (a martingale sum, below), not only the group estimate, whose 9-degree chi-square
-  spread let it fall to 0.38 of the true one (K 6, p 0.1, 400 x 200 symbols: error 2.4 true standard errors, 1.2
-  tolerances).
+  at least the derived cond_sd / sqrt(n) (a martingale sum, below), not only the group estimate, whose 9-degree
+  chi-square spread let it fall to 0.38 of the true one (K 6, p 0.1, 400 x 200 symbols: error 2.4 true standard
+  errors, 1.2 tolerances).
 * :func:`rounding_scale`: tau = 2 gamma_M max(1, max|z0|), gamma_M = M u / (1 - M u), M = N K^N (Higham, Sec. 4.2):
   a floating-point sum of at most M terms whose absolute values add up to at most 2 max(1, max|z0|).
 * :func:`lumped_predictor`, :func:`readout`, :func:`best_lumped_tv`: the predictor that resolves a set of states and
