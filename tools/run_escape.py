@@ -21,6 +21,18 @@ evaluated every EVAL_EVERY steps (4 held-out batches): the held-out loss, c-hat 
 
 Stored: runs.csv (one row per run: its key, its steps and the first evaluation step at which c-hat / c* reaches
 ESCAPE_RATIO, empty if never: censored at STEPS) and curves.csv.gz (one row per evaluation of every run).
+
+Other sets (the SGD drift law's tests, book/_drafts/sgd_drift_law.md) are made with the options below into their own
+folder; the defaults are the stored set's settings:
+
+    python tools/run_escape.py --out book/data/escape_long --optimizers sgd --lrs 7.5,8,8.25 --chains 0.5:0.8 \
+        --steps 300000 --eval-every 500 --seeds 0-19 --tag lrs --checkpoint-every 20000 --workers 2
+
+--optimizers (keys of OPTIMIZER_ARMS), --lrs (the same rates for every chosen optimizer), --chains (p:q,...),
+--steps, --eval-every, --batch, --seeds and --tag (a set made in parts: runs_TAG.csv, curves_TAG.csv.gz,
+manifest_TAG.json), --no-clip (grad_clip 0 instead of 1) and --checkpoint-every (a long run saves its Trainer
+checkpoint in its work folder and resumes from it after an interruption). A finished run is kept in --work under a
+name that carries every setting, so sets with other settings never reuse each other's runs.
 """
 from __future__ import annotations
 
@@ -31,6 +43,8 @@ from pathlib import Path
 from markovlib.book.provenance import ROOT, Provenance, versions
 from markovlib.book.runner import ENV, parse_args, run_grid, write_gz
 
+BATCH = 16
+
 OUT = ROOT / "book" / "data" / "escape"
 SEEDS = list(range(20))
 CHAINS = [(0.5, 0.8), (0.75, 0.75)]
@@ -40,71 +54,174 @@ ESCAPE_RATIO = 0.5
 KEY = ["p", "q", "optimizer", "lr", "seed"]
 
 
-def config(p, q, optimizer, lr, seed):
+def config(p, q, optimizer, lr, seed, steps=None, eval_every=None, batch=None, clip=True, checkpoint_every=0):
+    """The run's Trainer knobs: escape_config with the set's steps, evaluation spacing and batch (defaults: the stored
+    set's), gradient clipping at norm 1 unless ``clip`` is False, and Trainer checkpoints every ``checkpoint_every``
+    steps (0: none)."""
     from markovlib.transformer.escape import escape_config
 
-    return escape_config(p, q, optimizer, lr, seed, STEPS, eval_every=EVAL_EVERY)
+    cfg = escape_config(p, q, optimizer, lr, seed, STEPS if steps is None else steps,
+                        eval_every=EVAL_EVERY if eval_every is None else eval_every,
+                        batch=BATCH if batch is None else batch)
+    if not clip:
+        cfg["grad_clip"] = 0.0
+    if checkpoint_every:
+        cfg["checkpoint_every"] = checkpoint_every
+    return cfg
 
 
-def jobs():
+def settings(args=None):
+    """The set's grid and run settings: the module's defaults, replaced by the command line's options."""
+    a = vars(args) if args is not None else {}
+    opts = a.get("optimizers") or list(LRS)
+    lrs = {o: (tuple(a["lrs"]) if a.get("lrs") else tuple(LRS[o])) for o in opts}
+    return {"seeds": a.get("seeds") or list(SEEDS), "chains": a.get("chains") or list(CHAINS), "lrs": lrs,
+            "steps": a.get("steps") or STEPS, "eval_every": a.get("eval_every") or EVAL_EVERY,
+            "batch": a.get("batch") or BATCH, "clip": not a.get("no_clip", False),
+            "checkpoint_every": a.get("checkpoint_every") or 0}
+
+
+def jobs(st=None):
     """(key, config) of every run, seed by seed (an interrupted job has about equal seeds per arm)."""
-    return [((p, q, opt, lr, seed), config(p, q, opt, lr, seed))
-            for seed in SEEDS for p, q in CHAINS for opt, lrs in LRS.items() for lr in lrs]
+    st = settings() if st is None else st
+    kw = {k: st[k] for k in ("steps", "eval_every", "batch", "clip", "checkpoint_every")}
+    return [((p, q, opt, lr, seed), config(p, q, opt, lr, seed, **kw))
+            for seed in st["seeds"] for p, q in st["chains"] for opt, lrs in st["lrs"].items() for lr in lrs]
 
 
 def train_one(cfg, path):
-    """Train one configuration (unless ``path`` holds its result); return its evaluations (a dask task)."""
+    """Train one configuration (unless ``path`` holds its result); return its evaluations (a dask task). With
+    ``checkpoint_every`` in ``cfg`` the run keeps its Trainer checkpoint in the folder ``path`` without .json and
+    resumes from it."""
     path = Path(path)
     if not path.is_file():
         from markovlib.transformer.escape import train_with_energy
 
+        ckpt = path.with_suffix("") if cfg.get("checkpoint_every") else None
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"config": cfg, "evals": train_with_energy(cfg)}))
+        tmp.write_text(json.dumps({"config": cfg, "evals": train_with_energy(cfg, out=ckpt)}))
         tmp.replace(path)
     return json.loads(path.read_text())["evals"]
 
 
-def _name(key):
-    return "_".join(str(k) for k in key) + ".json"
+def _name(key, cfg=None):
+    """The run's file in the work folder: its key, and the settings that differ from the stored set's."""
+    extra = ""
+    if cfg is not None:
+        base = config(*key)
+        extra = "".join(f"_{k}{cfg.get(k)}" for k in ("steps", "eval_every", "batch", "grad_clip")
+                        if cfg.get(k) != base.get(k))
+    return "_".join(str(k) for k in key) + extra + ".json"
+
+
+def _chains(text):
+    import argparse
+
+    try:
+        out = [tuple(float(x) for x in c.split(":")) for c in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"chains must be p:q,p:q,...; got {text!r}") from None
+    if not out or any(len(c) != 2 or not (0 < c[0] < 1 and 0 < c[1] < 1) for c in out):
+        raise argparse.ArgumentTypeError(f"chains must be p:q pairs with 0 < p, q < 1; got {text!r}")
+    return out
+
+
+def _positive_list(text):
+    import argparse
+
+    try:
+        out = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"lrs must be comma-separated numbers > 0; got {text!r}") from None
+    if not out or any(not x > 0 for x in out):
+        raise argparse.ArgumentTypeError(f"lrs must be comma-separated numbers > 0; got {text!r}")
+    return out
+
+
+def _optimizers(text):
+    import argparse
+
+    from markovlib.transformer.escape import OPTIMIZER_ARMS
+
+    out = text.split(",")
+    if not out or any(o not in OPTIMIZER_ARMS for o in out) or len(set(out)) != len(out):
+        raise argparse.ArgumentTypeError(f"optimizers must be distinct names from {sorted(OPTIMIZER_ARMS)}; got "
+                                         f"{text!r}")
+    return out
+
+
+def _extra(ap):
+    def pos_int(name):
+        def f(text):
+            import argparse
+
+            try:
+                v = int(text)
+            except ValueError:
+                v = 0
+            if v <= 0:
+                raise argparse.ArgumentTypeError(f"{name} must be a positive integer; got {text!r}")
+            return v
+        return f
+    ap.add_argument("--optimizers", type=_optimizers, default=None, help="e.g. sgd,momentum (default: all four)")
+    ap.add_argument("--lrs", type=_positive_list, default=None, help="learning rates for every chosen optimizer")
+    ap.add_argument("--chains", type=_chains, default=None, help="p:q,p:q (default: the two stored chains)")
+    ap.add_argument("--steps", type=pos_int("steps"), default=None, help=f"steps per run (default {STEPS})")
+    ap.add_argument("--eval-every", type=pos_int("eval-every"), default=None,
+                    help=f"steps between evaluations (default {EVAL_EVERY})")
+    ap.add_argument("--batch", type=pos_int("batch"), default=None, help=f"sequences per batch (default {BATCH})")
+    ap.add_argument("--no-clip", action="store_true", help="no gradient clipping (default: clipping at norm 1)")
+    ap.add_argument("--checkpoint-every", type=pos_int("checkpoint-every"), default=None,
+                    help="save and resume each run's Trainer every so many steps (long runs)")
 
 
 def main(argv=None):
     from markovlib.transformer.escape import EVAL_COLUMNS, escape_step
 
-    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_escape", OUT)
+    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_escape", OUT, seeds=SEEDS, extra=_extra)
+    st = settings(args)
+    if st["steps"] % st["eval_every"]:
+        raise SystemExit(f"--steps ({st['steps']}) must be a multiple of --eval-every ({st['eval_every']})")
     out_dir = Path(args.out)
     prov = Provenance(out_dir, None if argv is None else ["tools/run_escape.py", *argv])
-    todo = jobs()
+    todo = jobs(st)
+    names = {key: _name(key, cfg) for key, cfg in todo}
     if args.collect:
-        results = [(key, json.loads((work / _name(key)).read_text())["evals"]) for key, _ in todo
-                   if (work / _name(key)).is_file()]
+        results = [(key, json.loads((work / names[key]).read_text())["evals"]) for key, _ in todo
+                   if (work / names[key]).is_file()]
         done = {key for key, _ in results}
         failed = [(key, "not finished") for key, _ in todo if key not in done]
     else:
-        outcomes = run_grid(train_one, [(_name(key)[:-5], (cfg, str(work / _name(key)))) for key, cfg in todo], args)
+        outcomes = run_grid(train_one, [(names[key][:-5], (cfg, str(work / names[key]))) for key, cfg in todo],
+                            args)
         results = [(key, o.value) for (key, _), o in zip(todo, outcomes) if o.status == "ok"]
         failed = [(key, o.error) for (key, _), o in zip(todo, outcomes) if o.status != "ok"]
     out_dir.mkdir(parents=True, exist_ok=True)
     results.sort(key=lambda r: r[0])
-    with open(out_dir / "runs.csv", "w", newline="") as fh:
+    sfx = args.suffix
+    with open(out_dir / f"runs{sfx}.csv", "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow([*KEY, "steps", "escape_step"])
         for key, ev in results:
             t = escape_step([r["step"] for r in ev], [r["coefficient_ratio"] for r in ev], ESCAPE_RATIO)
             w.writerow([*key, ev[-1]["step"], "" if t is None else t])
-    write_gz(out_dir / "curves.csv.gz", [*KEY, *EVAL_COLUMNS],
+    write_gz(out_dir / f"curves{sfx}.csv.gz", [*KEY, *EVAL_COLUMNS],
              [[*key, *(r[c] if c == "step" else repr(float(r[c])) for c in EVAL_COLUMNS)]
               for key, ev in results for r in ev])
-    files = ["runs.csv", "curves.csv.gz"]
-    manifest = {"description": __doc__, "versions": versions(), "seeds": SEEDS,
-                "chains": [list(c) for c in CHAINS], "lrs": {k: list(v) for k, v in LRS.items()},
-                "steps": STEPS, "eval_every": EVAL_EVERY, "escape_ratio": ESCAPE_RATIO,
-                "configs": {opt: config(*CHAINS[0], opt, LRS[opt][0], 0) for opt in LRS},  # chain 0, seed 0
+    files = [f"runs{sfx}.csv", f"curves{sfx}.csv.gz"]
+    kw = {k: st[k] for k in ("steps", "eval_every", "batch", "clip", "checkpoint_every")}
+    c0 = st["chains"][0]
+    manifest = {"description": __doc__, "versions": versions(), "seeds": st["seeds"],
+                "chains": [list(c) for c in st["chains"]], "lrs": {k: list(v) for k, v in st["lrs"].items()},
+                "steps": st["steps"], "eval_every": st["eval_every"], "batch": st["batch"],
+                "grad_clip": 1.0 if st["clip"] else 0.0, "escape_ratio": ESCAPE_RATIO,
+                "configs": {opt: config(*c0, opt, lrs[0], st["seeds"][0], **kw) for opt, lrs in st["lrs"].items()},
                 "runs": [list(key) for key, _ in results], "runs_planned": len(todo), "environment": ENV,
                 "failed_runs": [[list(key), err] for key, err in failed],
-                "provenance": prov.block(SEEDS, files, complete=not failed)}
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    print(f"wrote {out_dir}/runs.csv, curves.csv.gz and manifest.json; {len(results)} runs, {len(failed)} failed")
+                "provenance": prov.block(st["seeds"], files, complete=not failed)}
+    (out_dir / f"manifest{sfx}.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    print(f"wrote {out_dir}/runs{sfx}.csv, curves{sfx}.csv.gz and manifest{sfx}.json; {len(results)} runs, "
+          f"{len(failed)} failed")
     return 1 if failed else 0
 
 

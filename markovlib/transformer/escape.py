@@ -52,19 +52,40 @@ def _projection(trainer, row):
     return {"e": s.e, "w": s.w, "energy": float(energy(s.e, s.w))}  # NaN exactly on w = 0 (Lemma 1)
 
 
-def train_with_energy(config: dict) -> list[dict]:
+def train_with_energy(config: dict, out=None) -> list[dict]:
     """Train ``config`` (Trainer knobs, e.g. from :func:`escape_config`) on one CPU thread; return one dict per
-    evaluation with the columns of :data:`EVAL_COLUMNS`."""
+    evaluation with the columns of :data:`EVAL_COLUMNS`.
+
+    Only the evaluation rows are kept in the Trainer's history (a run of 10^6 steps would otherwise hold a row per
+    step). With ``out`` (a folder) and ``checkpoint_every`` in ``config``, the Trainer saves its checkpoint there and a
+    second call resumes from it: the result is the same as an uninterrupted run's."""
+    import json
+    from pathlib import Path
+
     import torch
 
     from .training import Trainer
 
+    def keep_evals(trainer, row):
+        extra = _projection(trainer, row)
+        if extra is None and trainer.history and trainer.history[-1] is row:
+            trainer.history.pop()  # a training row: not needed
+        return extra
+
     old = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        trainer = Trainer(**config, progress=False)
-        start = _projection(trainer, {"eval_loss": 0.0})  # the initialization: train() evaluates it before step 1
-        trainer.train(callback=_projection)
+        ckpt = Path(out) / "checkpoint.pt" if out is not None else None
+        if ckpt is not None and ckpt.is_file():
+            trainer = Trainer.from_checkpoint(ckpt, progress=False)
+            start = json.loads((Path(out) / "start.json").read_text())
+        else:
+            trainer = Trainer(**config, out=out, progress=False)
+            start = _projection(trainer, {"eval_loss": 0.0})  # the initialization: train() evaluates it at step 0
+            if out is not None:
+                Path(out).mkdir(parents=True, exist_ok=True)
+                (Path(out) / "start.json").write_text(json.dumps(start))
+        trainer.train(callback=keep_evals)
     finally:
         torch.set_num_threads(old)
     rows = [r for r in trainer.history if r.get("eval_loss") is not None]
