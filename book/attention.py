@@ -1661,5 +1661,10 @@ headline = record_results({
     **verified.summary(),
 })
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("attention")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

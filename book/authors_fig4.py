@@ -829,5 +829,10 @@ _ = record_results({
 # Every claim above was checked as it was made; the table is generated from those records. The counts over the
 # 20 stored seeds per initialization and chain are rows of it (kind *stored data*).
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("authors_fig4")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %%
 verified.table()

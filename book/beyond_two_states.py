@@ -1591,5 +1591,10 @@ _ = record_results({
 # Every claim of this chapter, the check that carries it and its tolerance, generated from the records above
 # (a failed claim stops the chapter where it is checked).
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("beyond_two_states")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

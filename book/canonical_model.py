@@ -975,5 +975,10 @@ _ = record_results({"c_star": c_star(p, q), "entropy_rate": chain.entropy_rate,
                     "marginal_entropy": chain.marginal_entropy, "g_prime_0": float(reduced_loss_grad(0.0, p, q)),
                     "lemma2_max_abs_z": l2_z, "argmin_c_error": c_err, **verified.summary()})
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("canonical_model")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

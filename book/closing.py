@@ -933,5 +933,10 @@ _ = record_results({**{f"gd_slope_{i + 1}": slopes[law]["gd"] for i, law in enum
 # Wilson interval and the rate `agree_rate` they must clear (Bonferroni over the cells of each claim).
 
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("closing")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

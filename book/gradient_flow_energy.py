@@ -1308,5 +1308,10 @@ _ = record_results({"E_sad": SADDLE_ENERGY, "basin_disagree_share_max": worst["s
                 "extra_bias_step_order_min": min(orders), "mc_cells_in_interval": inside_all / n_cells,
                 **verified.summary()})
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("gradient_flow_energy")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

@@ -940,5 +940,10 @@ _ = record_results({"crossing_draws": len(cross), "crossing_confirmed": confirme
 # the chapter there). "independent" marks checks whose reference calls no markovlib function under test: scipy
 # integrations and optimizations, finite differences, and formulas written out in this chapter.
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("grq_exact_dynamics")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %%
 verified.table()

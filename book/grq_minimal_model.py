@@ -1549,5 +1549,10 @@ _ = record_results({"max_delta_drift": max_delta_drift, "max_exact_vs_flow_error
 # (the closed forms of `minimal_exact` against markovlib's own flow and kernel). Conditional claims of Fig. 3 appear
 # only where their condition holds (see the range above).
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("grq_minimal_model")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %%
 verified.table()

@@ -969,5 +969,10 @@ _ = record_results({"narrow_lazy": counts["narrow_lazy"], "narrow_rich": counts[
                     "max_riccati_error": max(err_scalar, err_lin), "max_bernoulli_error": max(err_bern, err_cf),
                     "max_b14_error": err_b14, **verified.summary()})
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("grq_regimes")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

@@ -758,5 +758,10 @@ _ = record_results({"ode_rel_err": ode_err, "regime_err_over_bound": worst_ratio
 # `claim_rate`. The paper-scale Fig. 1(a) runs ($10^6$ steps at lr $10^{-4}$) are the same time as the defaults here;
 # `papermill book/grq_relu_dynamics.ipynb out.ipynb -p f1_n_seeds 20 -p n_seeds 20` doubles the seeds.
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("grq_relu_dynamics")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

@@ -1294,5 +1294,10 @@ _ = record_results({"test_loss_up_small_tau": float(L_up[i_end].mean()), "test_l
 # (the training claims, counted over seeds with a one-sided Wilson bound against `claim_rate`); "identity" rows hold
 # by construction (the initialization, the parity arithmetic) and document the set-up.
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("grq_relu_rich")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

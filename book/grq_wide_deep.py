@@ -1067,5 +1067,10 @@ _ = record_results({"max_delta_k_drift": worst_drift, "max_thm41_error": max_thm
                     "s_far_upstream": s_far_plus, "s_far_downstream": s_far_minus, "tail_exponent_upstream": tail["upstream"],
                     "tail_exponent_downstream": tail["downstream"], "max_deep_bias_error": bias_err, **verified.summary()})
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("grq_wide_deep")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %%
 verified.table()

@@ -529,8 +529,9 @@ bx.legend(loc="upper left", fontsize=8)
 plt.show()
 
 # %% [markdown]
-# So "where training ends" depends on the optimizer as well as on the initialization: under SGD the unigram point
-# is the end, under AdamW a plateau whose length varies from seed to seed (the first stored run left it at step
+# So "where training ends" depends on the optimizer as well as on the initialization: under SGD the runs end at
+# the unigram point within their horizon ({glue:text}`ig_long_runs` stored runs of {glue:text}`ig_long_steps` steps;
+# whether a longer run would leave it is the question of {doc}`trap_or_plateau`), under AdamW a plateau whose length varies from seed to seed (the first stored run left it at step
 # {glue:text}`ig_escape_first`, the last at step {glue:text}`ig_escape_last`; by step 1200 of these runs
 # {glue:text}`ig_escape_by_1200` had left) is paid by every run that starts small. The guideline avoids both.
 #
@@ -927,6 +928,11 @@ _ = record_results({
 #
 # The table is generated from the checks above (a failing check stops the chapter where it fails); the per-run
 # values behind each count are in the figures and in the chapter's recorded results.
+
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("init_guideline")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
 
 # %%
 verified.table()

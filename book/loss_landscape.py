@@ -1148,5 +1148,10 @@ _ = record_results({"n_chains": len(pq_all), "c_star_main_0": canonical.c_star(*
                 "autograd_rel_err_max": max(max_rel.values()), "full_model_axis_grad_max": worst_axis,
                 "perturbation_resolved_min": resolved_frac, "rounding_floor": floor, **verified.summary()})
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("loss_landscape")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

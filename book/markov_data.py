@@ -526,5 +526,10 @@ _ = record_results({"entropy_rate": chain.entropy_rate, "marginal_entropy": chai
                     "max_abs_z_sampler": max(z_trans + z_marg), "min_p_value": min(tests.values()),
                     **verified.summary()})
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("markov_data")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

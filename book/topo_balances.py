@@ -346,5 +346,10 @@ _ = record_results({"flow_drift": float(flow_drift[-1]), "gd_slope_min": gd_lo, 
 # through markovlib's gradient, itself checked against autograd in the rows above), *identity* (true by algebra:
 # positive homogeneity, the expansion of the squares; documents, does not verify).
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("topo_balances")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

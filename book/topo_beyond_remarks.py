@@ -1113,5 +1113,10 @@ _ = record_results({"bias_cases": len(bias_cases), "bias_ph_match": ph_ok, "bias
 # persistent homology and neighbour graphs on samples made from the equations, torch autograd, closed forms and
 # limits derived in this chapter, scipy's special functions and integrator, and Monte Carlo draws of the weights.
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("topo_beyond_remarks")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

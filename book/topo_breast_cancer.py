@@ -590,5 +590,10 @@ _ = record_results({"runs": n_runs, "prop3_kept": n_kept, "max_rel_drift": drift
 # checked against torch), *same code* (a quantity markovlib computes, here the balance drift), *stored data* (the
 # committed paper-scale rows).
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("topo_breast_cancer")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

@@ -910,5 +910,10 @@ _ = record_results({"betti_cases": len(cases), "betti_counts_match": n_ph_ok, "b
 # *identity* (true by algebra or by construction: the cone's homogeneity, the bookkeeping of Lemma 3, the bound
 # $a_k^2 \ge -c_k(t)$; these document the proofs and are not counted as verifications).
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("topo_homology")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

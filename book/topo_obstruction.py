@@ -445,5 +445,10 @@ _ = record_results({"toy_obstructed_ok": above == toy_seeds, "toy_learned_paper"
 # quantity that markovlib computes, here the balance drift), *identity* (true by construction; documents, does not
 # verify).
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("topo_obstruction")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %% tags=["hide-input"]
 verified.table()

@@ -927,5 +927,10 @@ _ = record_results({"thm5_excess_loss": excess, "thm5_min_ratio": min(float(v[2]
                     "contrast_fraction_lower": min(n_low) / n_perturb, "thm4_max_abs_z": z4,
                     "thm4_argmin_w_error": w_err, **verified.summary()})
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("transformer_yardsticks")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %%
 verified.table()

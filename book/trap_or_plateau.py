@@ -598,5 +598,10 @@ _ = record_results({
 #
 # The table is generated from the checks recorded above (`verified.table()`).
 
+# %% tags=["remove-cell"]
+from markovlib.book.glue import summary
+
+summary("trap_or_plateau")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
+
 # %%
 verified.table()
