@@ -105,12 +105,17 @@ def test_a_chapter_run_in_jupyterlab_shows_its_numbers_and_its_explorer_redraws(
                                timeout=120_000)
         page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
                                ".status === 'idle'", timeout=120_000)
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        # forget the committed outputs and counts first, so that "every cell has a count" means "every cell ran"
+        page.evaluate("""() => { const nb = window.jupyterapp.shell.currentWidget;
+            nb.content.widgets.filter(c => c.model.type === 'code').forEach(c => {
+                c.model.outputs.clear(); c.model.executionCount = null; }); }""")
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
         # every code cell has run once the last one has an execution count and the kernel is idle again
         page.wait_for_function("""() => {
             const nb = window.jupyterapp.shell.currentWidget;
             const cells = nb.content.widgets.filter(c => c.model.type === 'code');
-            return cells.every(c => c.model.executionCount !== null)
+            const last = cells[cells.length - 1];
+            return cells.every(c => c.model.executionCount !== null) && last.model.outputs.length > 0
                 && nb.sessionContext.session.kernel.status === 'idle';
         }""", timeout=600_000, polling=2000)
         errors = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.widgets
@@ -123,7 +128,8 @@ def test_a_chapter_run_in_jupyterlab_shows_its_numbers_and_its_explorer_redraws(
         # the summary with this run's numbers: no raw role left, and the numbers of the glued statistics in it
         cell = page.evaluate("""() => {
             const cells = window.jupyterapp.shell.currentWidget.content.widgets;
-            const c = cells.find(c => c.model.type === 'code' && c.model.sharedModel.getSource().includes('summary('));
+            const c = cells.find(c => c.model.type === 'code'
+                && c.model.sharedModel.getSource().includes('glue import summary'));
             const area = c.node.querySelector('.jp-OutputArea');
             return {text: area ? area.innerText : '', outputs: c.model.outputs.toJSON(),
                     html: area ? area.innerHTML.slice(0, 1500) : ''};

@@ -39,7 +39,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 DATA = ROOT / "book" / "data" / "escape"
 KEY = ["p", "q", "optimizer", "lr", "seed"]
 RATIOS = ("ratio_dw", "ratio_dE", "ratio_e2", "ratio_canonical", "ratio_canonical_w", "ratio_canonical_init",
