@@ -25,28 +25,21 @@
 #
 # ## What this chapter shows
 #
-# 1. The symmetric chain's yardsticks are $H(\pi) = \log K$ and $h(p) + p\log(K-1)$
-#    ({prf:ref}`beyond-prop-yardsticks`; errors {glue:text}`yardstick_err`); they coincide at $p^* = (K-1)/K$, the
-#    analogue of $p + q = 1$ ([Sec. 1](#beyond-sec-yardsticks)).
-# 2. For every $K$ and chain, $E = 0$ with $\operatorname{softmax}(b) = \pi$ is critical with loss $H(\pi)$
-#    ({prf:ref}`beyond-prop-critical`; gradient over its rounding scale {glue:text}`critical_ratio`,
-#    [Sec. 2](#beyond-sec-critical)).
-# 3. Its Hessian along the embedding has a closed form ({prf:ref}`beyond-prop-hessian`; {glue:text}`hessian_err`
-#    from autograd), of the sign of $-\lambda$ at small weights ({prf:ref}`beyond-cor-small-init`); a guideline-like
-#    layer reverses it in {glue:text}`flip_count` ([Sec. 2](#beyond-sec-hessian)).
-# 4. The flow conserves the neuron balances and two attention Gram differences ({prf:ref}`beyond-prop-conserved`;
-#    rates {glue:text}`conserved_rates`), but nothing involving $E$: the theory stops there
-#    ([Sec. 2](#beyond-sec-conserved)).
-# 5. After 500 Adam steps (counts, not claims) the standard init on the switching side has not reached the entropy
-#    rate in {glue:text}`std_switching`, sitting on the plateaus of {prf:ref}`beyond-prop-ladder`; re-executed runs
-#    match the stored ones over {glue:text}`slice_prefix_steps` steps ([Sec. 3](#beyond-sec-grid)).
-# 6. Over 5000 steps, plain SGD from the standard init ends at $H(\pi)$ on the switching side
-#    ({glue:text}`phase_sgd_trap`) while Adam leaves it ({glue:text}`phase_adam_leaves`); where $K - 1 \le d$
-#    ({prf:ref}`beyond-prop-capacity`) an untied head reaches the entropy rate ({glue:text}`phase_untied_sw`)
-#    ([Sec. 3b](#beyond-sec-phase)).
-# 7. On lag-$k$ chains every predictor that sees fewer than $k$ symbols has loss $\log K$
-#    ({prf:ref}`beyond-prop-lag`); trained runs come near the entropy rate only at $k = 1$ ({glue:text}`lag1_near`;
-#    for $k \ge 2$ short by {glue:text}`lag_short`) ([Sec. 4](#beyond-sec-lag)).
+# 1. The yardsticks are $H(\pi) = \log K$ and $h(p) + p\log(K-1)$ ({glue:text}`yardstick_err`); they meet at
+#    $p^* = (K-1)/K$ ([Sec. 1](#beyond-sec-yardsticks)).
+# 2. $E = 0$ with $\operatorname{softmax}(b) = \pi$ is critical with loss $H(\pi)$ (gradient over rounding
+#    {glue:text}`critical_ratio`; [Sec. 2](#beyond-sec-critical)).
+# 3. Its Hessian along the embedding has a closed form ({glue:text}`hessian_err` from autograd); a guideline-like
+#    layer reverses its sign in {glue:text}`flip_count` ([Sec. 2](#beyond-sec-hessian)).
+# 4. The flow conserves the neuron balances and two attention Gram differences ({glue:text}`conserved_rates`), but
+#    nothing involving $E$ ([Sec. 2](#beyond-sec-conserved)).
+# 5. After 500 Adam steps the standard init on the switching side misses the entropy rate in
+#    {glue:text}`std_switching` (counts, not claims; [Sec. 3](#beyond-sec-grid)).
+# 6. Over 5000 steps SGD ends at $H(\pi)$ on the switching side ({glue:text}`phase_sgd_trap`), Adam leaves it
+#    ({glue:text}`phase_adam_leaves`), and for $K - 1 \le d$ an untied head reaches the entropy rate
+#    ({glue:text}`phase_untied_sw`; [Sec. 3b](#beyond-sec-phase)).
+# 7. On lag-$k$ chains trained runs come near the entropy rate only at $k = 1$ ({glue:text}`lag1_near`;
+#    [Sec. 4](#beyond-sec-lag)).
 
 # %% tags=["parameters"]
 K_list: list = [3, 5, 10]  # numbers of states of the yardstick checks (the authors run 5 and 10)
