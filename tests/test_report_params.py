@@ -265,3 +265,22 @@ def test_summary_reads_a_chapters_own_summary():
     assert "{glue:text}" not in md and "{prf:ref}" not in md and "{cite:" not in md
     with pytest.raises(ValueError, match="chapter must"):
         summary("no_such_chapter")
+
+
+def test_int_multiple_of_names_the_parameter_and_the_spacing():
+    spec = params.declare(prefix=params.Int(50, 1000, multiple_of=50, why="the curves are evaluated every 50 steps"))
+    assert spec.check({"prefix": 250})["prefix"] == 250
+    with pytest.raises(ValueError, match=r"prefix must be a multiple of 50, got 120 \(the curves"):
+        spec.check({"prefix": 120})
+    assert "a multiple of 50" in spec.table()
+    with pytest.raises(ValueError, match="multiple_of"):
+        params.Int(1, multiple_of=0)
+
+
+def test_specs_load_finds_a_chapter_and_refuses_others():
+    from markovlib.book import specs
+
+    with pytest.raises(ValueError, match="chapter"):
+        specs.load("../etc")
+    with pytest.raises(ValueError, match="no declared parameters"):
+        specs.load("no_such_chapter")

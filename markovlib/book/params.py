@@ -153,13 +153,21 @@ def _text_bound(b):
     return b if isinstance(b, str) else f"{b:g}"
 
 
-def Int(lo=1, hi=None, *, why: str = "", below=False) -> Rule:
-    """An integer in [lo, hi] (``below=True``: in [lo, hi)); a bound may name an earlier parameter."""
+def Int(lo=1, hi=None, *, why: str = "", below=False, multiple_of: int | None = None) -> Rule:
+    """An integer in [lo, hi] (``below=True``: in [lo, hi)), a multiple of ``multiple_of`` if given (a stored
+    curve's evaluation spacing, say); a bound may name an earlier parameter."""
+    if multiple_of is not None and (isinstance(multiple_of, bool) or not isinstance(multiple_of, numbers.Integral)
+                                    or multiple_of < 1):
+        raise ValueError(f"multiple_of must be a positive integer, got {multiple_of!r}")
+
     def convert(name, v):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise ValueError(f"{name} must be an integer, got {v!r}")
+        if multiple_of is not None and v % multiple_of:
+            raise ValueError(f"{name} must be a multiple of {multiple_of}, got {v!r}")
         return int(v)
     text = f"integer >= {_text_bound(lo)}" + ("" if hi is None else f", {'<' if below else '<='} {_text_bound(hi)}")
+    text += "" if multiple_of is None else f", a multiple of {multiple_of}"
     return Rule(convert, text, why, lo, hi, strict_hi=below)
 
 
