@@ -313,7 +313,12 @@ def main(argv=None):
                            " book/trap_or_plateau): one provenance block per invocation, the last one listing every"
                            " file as it left it."}
         present = sorted(f.name for f in out.iterdir() if f.suffix in (".json", ".csv") and f.name != "manifest.json")
-        man.setdefault("invocations", []).append(prov.block(None, present))
+        seeds = sorted({int(s) for spec in args.integrate for s in spec.split(":")[2].split(",")}
+                       | (set(range(20)) if args.scan or not args.skip_stored else set())
+                       | ({0} if args.cost else set())) or None
+        block = prov.block(seeds, present)
+        man.setdefault("invocations", []).append(block)
+        man["provenance"] = block  # the latest invocation: every file as it left them
         man_part = man_path.with_suffix(".part")
         man_part.write_text(json.dumps(man, indent=1) + "\n")
         man_part.replace(man_path)

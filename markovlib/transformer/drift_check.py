@@ -59,16 +59,19 @@ def regenerate(key, steps, *, batch=16, clip=1.0):
 
 
 def law_at(key, late, *, batch=16, clip=1.0) -> dict:
-    """The law for run ``key`` at its initialization (``"init"``) and at step ``late`` (``"late"``): the projection's
-    w, its drift dw per step, the floor of e^2, the smallest curvature of the fast variables and Markov's bound on the
-    share of clipped steps, (|g|^2 + tr Sigma_B)/c^2 with g = 0 on the plateau (``sgd_drift.clip_share_bound``)."""
+    """The law for run ``key`` at its initialization (``"init"``) and at step ``late`` (``"late"``; ``late=None``:
+    the initialization only): the projection's w, its drift dw per step, the floor of e^2, the smallest curvature of
+    the fast variables and Markov's bound on the share of clipped steps, (|g|^2 + tr Sigma_B)/c^2 with g = 0 on the
+    plateau (``sgd_drift.clip_share_bound``)."""
     from .plateau_drift import slow_velocity
     from .sgd_drift import clip_share_bound
 
     key = _check_key(key)
-    late = checks.positive_int("late", late)
+    late = None if late is None else checks.positive_int("late", late)
     out = {"key": list(key)}
     for tag, steps in (("init", 0), ("late", late)):
+        if steps is None:
+            continue
         m, beta, c, hist = regenerate(key, steps, batch=batch, clip=clip)
         r = slow_velocity(m, key[0], key[1], key[3], momentum=beta, batch=batch)
         out[tag] = {"w": r["w"], "dw": r["dw"], "e2": r["e2"], "lam_min": r["lam_min"],
@@ -174,3 +177,38 @@ def summarize(df, predict_at=0) -> dict:
               "max_grad_norm_to_late": float(df.max_grad_norm_to_late.max())}
     return {"counts": counts, "runs": len(df), "overall": {c: _quantiles(df[c]) for c in RATIOS}, "arms": arms,
             "w_dependence": corr}
+
+
+def stored(name="sgd_drift"):
+    """The stored comparison (``tools/check_sgd_drift.py``): its results (dict) and its per-run rows (DataFrame)."""
+    import json
+
+    import pandas as pd
+
+    from ..book.stored import data_dir
+
+    folder = data_dir(name)
+    return json.loads((folder / "results.json").read_text()), pd.read_csv(folder / "runs.csv")
+
+
+def arm_table(results, set_name="stored"):
+    """Per arm of ``results[set_name]``: runs, the ratios law / stored (median [min, max]) of the drift of w, of
+    Delta E and of the floor of e^2, the canonical model's own prediction over the stored change of E (median), the
+    bound on the share of clipped steps, and the step at which E reaches E_sad with the drift frozen (median [min,
+    max]) beside the extrapolation of E linearly in time (runs with w < 0). Printed with three significant digits."""
+    import pandas as pd
+
+    if set_name not in results:
+        raise ValueError(f"set_name must be one of {sorted(k for k in results if k.startswith('stored'))}, "
+                         f"got {set_name!r}")
+    span = lambda d, f="{:.3f}": f"{f.format(d['median'])} [{f.format(d['min'])}, {f.format(d['max'])}]"  # noqa: E731
+    rows = []
+    for arm, v in results[set_name]["arms"].items():
+        lin = v["t_sad_linear_E"]
+        rows.append({"arm (p/q/optimizer/lr)": arm, "runs": v["n"], "dw law/stored": span(v["ratio_dw"]),
+                     "dE law/stored": span(v["ratio_dE"]), "floor e^2 law/stored": f"{v['ratio_e2']['median']:.3f}",
+                     "canonical/stored": f"{v['ratio_canonical_init']['median']:.2g}",
+                     "clipped share <=": f"{v['max_clip_bound']:.1e}",
+                     "E_sad step, law": span(v["t_sad_law"], "{:.2g}"),
+                     "E_sad step, E linear": span(lin, "{:.2g}") if lin else "-"})
+    return pd.DataFrame(rows)
