@@ -3,6 +3,8 @@ cell, run once; the results are committed as data.
 
     python tools/run_guideline.py --workers 2   # writes book/data/guideline/{runs,curves}.csv.gz, manifest.json
     python tools/run_guideline.py --collect       # only collect the runs finished so far (an interrupted job)
+    python tools/run_guideline.py --chains 0.7:0.5,0.9:0.5 --experiments grid --tag pgq --workers 2
+                                                  # the grid experiment on other chains, files *_pgq (issue 35)
 
 The runs go through dask.distributed like every tool (markovlib.book.runner: ``--workers``, ``--scheduler``,
 ``--allowed-failures``). Each run is one :func:`markovlib.transformer.runs.train_many` configuration exactly as the
@@ -47,8 +49,26 @@ GUIDELINE = {"e": 1.0, "w": -1.0}
 COLUMNS = ["experiment", "p", "q", "init", "optimizer", "seed"]
 
 
-def grid_cells():
+def grid_cells(chains=None):
+    """The phase diagram's chains: ``chains`` (a list of (p, q)) or every (p, q) of GRID_VALUES at the margin."""
+    if chains is not None:
+        return list(chains)
     return [(a, b) for a in GRID_VALUES for b in GRID_VALUES if abs(a + b - 1) >= MARGIN - 1e-12]
+
+
+def chain_list(text):
+    """``p:q,p:q`` -> [(p, q), ...] with p, q in (0, 1) and |p + q - 1| >= MARGIN (argparse type of ``--chains``)."""
+    import argparse
+
+    try:
+        out = [tuple(float(v) for v in part.split(":")) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"chains must be p:q,p:q,..., got {text!r}") from None
+    for c in out:
+        if len(c) != 2 or not all(0 < v < 1 for v in c) or abs(sum(c) - 1) < MARGIN - 1e-12:
+            raise argparse.ArgumentTypeError(f"each chain must be p:q with p, q in (0, 1) and |p + q - 1| >= {MARGIN},"
+                                             f" got {c}")
+    return out
 
 
 def grid_config(p, q, init, seed):
@@ -63,14 +83,32 @@ def plateau_config(p, q, optimizer, seed):
     return dict(COMMON, p=p, q=q, steps=LONG_STEPS, init="standard", seed=seed, eval_every=LONG_EVAL, **opt)
 
 
-def jobs():
+def jobs(seeds=SEEDS, chains=None, experiments=("grid", "plateau")):
     """(key, config) of every run, seed by seed (an interrupted job has about equal seeds per cell)."""
     out = []
-    for seed in SEEDS:
-        out += [(("grid", p, q, init, "adamw", seed), grid_config(p, q, init, seed))
-                for init in ("standard", "guideline") for p, q in grid_cells()]
-        out += [(("plateau", p, q, "standard", opt, seed), plateau_config(p, q, opt, seed))
-                for p, q in PLATEAU_CHAINS for opt in ("adamw", "sgd")]
+    for seed in seeds:
+        if "grid" in experiments:
+            out += [(("grid", p, q, init, "adamw", seed), grid_config(p, q, init, seed))
+                    for init in ("standard", "guideline") for p, q in grid_cells(chains)]
+        if "plateau" in experiments:
+            out += [(("plateau", p, q, "standard", opt, seed), plateau_config(p, q, opt, seed))
+                    for p, q in PLATEAU_CHAINS for opt in ("adamw", "sgd")]
+    return out
+
+
+def _extra(ap):
+    ap.add_argument("--chains", type=chain_list, default=None, help="grid: these chains p:q,... instead of the grid")
+    ap.add_argument("--experiments", type=experiment_list, default=("grid", "plateau"),
+                    help="grid, plateau or grid,plateau (default both)")
+
+
+def experiment_list(text):
+    """``grid``, ``plateau`` or ``grid,plateau`` -> a tuple (argparse type of ``--experiments``)."""
+    import argparse
+
+    out = tuple(text.split(","))
+    if not out or not set(out) <= {"grid", "plateau"}:
+        raise argparse.ArgumentTypeError(f"experiments must be grid, plateau or grid,plateau, got {text!r}")
     return out
 
 
@@ -102,10 +140,12 @@ def _name(key):
 
 
 def main(argv=None):
-    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_guideline", OUT)
+    args, work = parse_args(argv, __doc__.splitlines()[0], "markovlib_guideline", OUT, seeds=SEEDS, extra=_extra)
+    experiments = args.experiments
     out_dir = Path(args.out)
     prov = Provenance(out_dir, None if argv is None else ["tools/run_guideline.py", *argv])
-    todo = jobs()
+    todo = jobs(args.seeds, args.chains, experiments)
+    sfx = args.suffix
     if args.collect:
         results = [(key, cfg, json.loads((work / _name(key)).read_text())["evals"]) for key, cfg in todo
                    if (work / _name(key)).is_file()]
@@ -117,14 +157,15 @@ def main(argv=None):
         failed = [(key, o.error) for (key, _), o in zip(todo, outcomes) if o.status != "ok"]
     out_dir.mkdir(parents=True, exist_ok=True)
     results.sort(key=lambda r: (r[0][0], r[0][1], r[0][2], r[0][3], r[0][4], r[0][5]))
-    write_gz(out_dir / "runs.csv.gz", [*COLUMNS, "steps", "steps_to_bigram"],
+    write_gz(out_dir / f"runs{sfx}.csv.gz", [*COLUMNS, "steps", "steps_to_bigram"],
              [[*key, cfg["steps"], "" if (t := steps_to_bigram([e[0] for e in ev], [e[2] for e in ev])) is None else t]
               for key, cfg, ev in results])
-    write_gz(out_dir / "curves.csv.gz", [*COLUMNS, "step", "eval_loss", "coefficient_ratio"],
+    write_gz(out_dir / f"curves{sfx}.csv.gz", [*COLUMNS, "step", "eval_loss", "coefficient_ratio"],
              [[*key, e[0], repr(float(e[1])), repr(float(e[2]))] for key, _, ev in results for e in ev])
-    files = ["runs.csv.gz", "curves.csv.gz"]
-    manifest = {"description": __doc__, "versions": versions(), "seeds": SEEDS, "margin": MARGIN,
-                "grid_values": GRID_VALUES, "grid_cells": [list(c) for c in grid_cells()],
+    files = [f"runs{sfx}.csv.gz", f"curves{sfx}.csv.gz"]
+    manifest = {"description": __doc__, "versions": versions(), "seeds": args.seeds, "margin": MARGIN,
+                "experiments": list(experiments),
+                "grid_values": GRID_VALUES, "grid_cells": [list(c) for c in grid_cells(args.chains)],
                 "plateau_chains": [list(c) for c in PLATEAU_CHAINS], "bigram_ratio": BIGRAM_RATIO,
                 "configs": {"grid_standard": grid_config("P", "Q", "standard", "SEED"),
                             "grid_guideline": grid_config("P", "Q", "guideline", "SEED"),
@@ -132,9 +173,12 @@ def main(argv=None):
                             "plateau_sgd": plateau_config("P", "Q", "sgd", "SEED")},
                 "runs": [list(key) for key, _, _ in results], "environment": ENV,
                 "failed_runs": [[list(key), err] for key, err in failed],
-                "provenance": prov.block(SEEDS, files)}
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    print(f"wrote {out_dir}/runs.csv.gz, curves.csv.gz and manifest.json; {len(results)} runs, {len(failed)} failed")
+                "provenance": prov.block(args.seeds, files)}
+    tmp = out_dir / f"manifest{sfx}.part"
+    tmp.write_text(json.dumps(manifest, indent=1) + "\n")
+    tmp.replace(out_dir / f"manifest{sfx}.json")  # whole or not at all
+    print(f"wrote {out_dir}/runs{sfx}.csv.gz, curves{sfx}.csv.gz and manifest{sfx}.json; {len(results)} runs, "
+          f"{len(failed)} failed")
     return 1 if failed else 0
 
 
