@@ -33,6 +33,16 @@ BAD = {
         (dict(n_grid=31), "n_grid even"),
         (dict(T=50.0), "T must"),
     ],
+    "grq_exact_dynamics": [
+        (dict(families=[[1, 4]]), "families hold integer pairs"),
+        (dict(count_rate=0.95), r"n_draws \* len\(families\)"),
+        (dict(delta_min=-0.6, delta_max=-1.0), "delta_min <= delta_max"),
+        (dict(fig4_beta0=[0.4, 0.05]), "fig4_y fig4_x"),
+        (dict(fig8_deltas=[-2.0, -1.0, 1.0, 2.0]), "fig8_deltas hold"),
+        (dict(fig8_beta_star=[0.0, 0.0]), "fig8_beta_star nonzero"),
+        (dict(fig8_beta_star=[1.0, 1.0], fig8_T=20.0), r"\|fig8_beta_star\| \* fig8_T"),
+        (dict(kernel_delta=4.0), "kernel_delta must"),
+    ],
 }
 
 
