@@ -28,20 +28,19 @@
 #
 # ## What this chapter shows
 #
-# 1. The null-space part of $w$ is frozen ({prf:ref}`grq-lem-null-frozen`), so the limit is known up to the sign
-#    of $a_\infty$ ({eq}`grq-eq-limit`), on {glue:text}`n_flows` independent flows ([Sec. 1](#sec-grq-exact-dynamics-crossing)).
+# 1. The null-space part of $w$ is frozen ({prf:ref}`grq-lem-null-frozen`): the limit is known up to the sign of
+#    $a_\infty$ ({eq}`grq-eq-limit`) on {glue:text}`n_flows` independent flows ([Sec. 1](#sec-grq-exact-dynamics-crossing)).
 # 2. $a$ crosses zero at most once, for any $X$, and only if $L(\beta_0) > L(0)$
 #    ({prf:ref}`grq-lem-one-crossing`): at most {glue:text}`max_crossings` per flow, none of the
-#    {glue:text}`n_energy_draws` flows with $L(\beta_0) < L(0)$; a sign condition alone does not suffice
-#    ({glue:text}`n_prone_nocross` of {glue:text}`n_prone` prone draws do not cross); the basin rule predicts
+#    {glue:text}`n_energy_draws` flows with $L(\beta_0) < L(0)$; the basin rule predicts
 #    {glue:text}`iso_predicted` ([Sec. 1](#sec-grq-exact-dynamics-draws)).
 # 3. Through a crossing, the flow ends at the minimizer of $\Psi_\delta$ with $-\beta_0$, for any $X$
-#    ({prf:ref}`grq-rem-crossing`; on a one-dimensional null space this is App. A.4.4's mirror point
-#    $\beta^* - \alpha v$): {glue:text}`count_flipped` crossing draws. Thm 3.1's closed form $\beta^* + \alpha v$
-#    misses by more than `miss_min` in {glue:text}`count_missed` ({glue:text}`miss_range`), always by
-#    $2|a_\infty|\,\lVert P_N w_0\rVert$ (to {glue:text}`miss_law_err`), and by {glue:text}`fig4_miss_range` on
-#    the paper's Fig. 4 problem from $-\beta_0$ ([Sec. 2](#sec-grq-exact-dynamics-limits), [Sec. 3](#sec-grq-exact-dynamics-fig4)).
-# 4. `flow_limit` returns $\beta(\infty)$ for any $X$ to {glue:text}`flow_limit_err` ({glue:text}`routes`)
+#    ({prf:ref}`grq-rem-crossing`; App. A.4.4's mirror point $\beta^* - \alpha v$): {glue:text}`count_flipped`
+#    crossing draws. Thm 3.1's $\beta^* + \alpha v$ misses by more than `miss_min` in {glue:text}`count_missed`
+#    ({glue:text}`miss_range`), always by $2|a_\infty|\,\lVert P_N w_0\rVert$ (to {glue:text}`miss_law_err`), and by
+#    {glue:text}`fig4_miss_range` on Fig. 4's problem from $-\beta_0$ ([Sec. 2](#sec-grq-exact-dynamics-limits),
+#    [Sec. 3](#sec-grq-exact-dynamics-fig4)).
+# 4. `flow_limit` returns $\beta(\infty)$ for any $X$ to {glue:text}`flow_limit_err`
 #    ([Sec. 2](#sec-grq-exact-dynamics-limits)).
 # 5. $\dot M$ ({prf:ref}`grq-prop-a-3-1`) matches finite differences to {glue:text}`mdot_err`. Upstream $M$
 #    moves by at most {glue:text}`lazy_change` of $\lVert M(0)\rVert$ (lazy); downstream the direction term is
@@ -273,7 +272,8 @@ print(f"crossing-prone draws (c^T beta0 < 0, delta in [{delta_min:g}, {delta_max
       f"of {cc['prone']} cross; of those that do not, delta_R >= 0 for {cc['nocross_R']}")
 
 # %% [markdown]
-# Where $X^\top X/n$ is a multiple of $P_R$ the basin rule of {prf:ref}`grq-prop-a-2-5` on the row space decides
+# A sign condition alone does not decide a crossing: {glue:text}`n_prone_nocross` of the {glue:text}`n_prone`
+# crossing-prone draws do not cross. Where $X^\top X/n$ is a multiple of $P_R$ the basin rule of {prf:ref}`grq-prop-a-2-5` on the row space decides
 # the crossing. One sample is such a case; for the families with $n \ge 2$, `n_white` crossing-prone draws on
 # whitened data (their own random stream) test the other.
 
@@ -338,7 +338,7 @@ print(f"flow_limit vs flow, all settled flows: {bound(lim['fl_err'], 1e-8)}; sig
       f"for {fraction(lim['sign_agree'], n_flows)}; routes: " + routes_text)
 
 # %% [markdown]
-# Family by family: the crossing flows against the mirror minimizer and against the A.4.4 form, the others against
+# `limit_sign` decided the sign by these routes: {glue:text}`routes`. Family by family: the crossing flows against the mirror minimizer and against the A.4.4 form, the others against
 # Thm 3.1 as stated.
 
 # %%
@@ -499,7 +499,7 @@ mdot_err, shares, ratios, changes = kern["err"], kern["shares"], kern["ratios"],
 
 # %% [markdown]
 # The finite-difference error is the $(h\,\text{rate})^4$ truncation, a deterministic function of `fd_step` and the
-# flows: it prints as a bound on a 1-2-3-5-7 ladder at least 1.5 times its value and never below $10^{-8}$, ten
+# flows: it prints as a bound (`formatting.ladder_limit`: a round value at least 1.5 times its value) and never below $10^{-8}$, ten
 # times the rounding floor of the differences.
 #
 # The path length $I_{norm} + I_{dir}$ of $M$ on $[0, T]$ (the integral of the norms of the two terms of $\dot M$) is an

@@ -527,7 +527,7 @@ print(f"delta > 0 ({fraction(ag['n_up'], basin['a0'].size)} trajectories): branc
 
 # %% [markdown]
 # Points of the separating surface (`separating_surface`), integrated towards the saddle, against the closed-form
-# distance of item 4 (`minimal_regimes.saddle_distance`):
+# distance of Item 4 (`minimal_regimes.saddle_distance`):
 
 # %%
 surf = minimal_steps.surface_to_saddle(surface_deltas, bstar, saddle_T)
