@@ -43,6 +43,18 @@ BAD = {
         (dict(fig8_beta_star=[1.0, 1.0], fig8_T=20.0), r"\|fig8_beta_star\| \* fig8_T"),
         (dict(kernel_delta=4.0), "kernel_delta must"),
     ],
+    "grq_wide_deep": [
+        (dict(shapes=[[6, 2, 2]]), r"max\(shapes\)"),
+        (dict(iso_cases=[[5, 5, 5, -1.0]]), "iso_cases: d, h, c"),
+        (dict(iso_cases=[[4, 2, 3, -1.0]]), "iso_cases within Thm 4.2"),
+        (dict(iso_violating=[4, 4, 3, -1.0]), "iso_violating: delta < 0"),
+        (dict(sv_target=[1.0, 1.0]), "sv_target distinct"),
+        (dict(lazy_dims=[5, 8, 3]), "lazy_dims in"),
+        (dict(deltas=[1000.0, 0.0, -1000.0]), "deltas sorted"),
+        (dict(deltas=[-1000.0, -300.0, -10.0, 0.0, 10.0, 300.0, 500.0]), "deltas reach"),
+        (dict(deep_samples=[3]), r"max\(deep_samples\)"),
+        (dict(deep_delta=-2.0), "deep_delta must"),
+    ],
 }
 
 
