@@ -94,7 +94,9 @@ def test_counts_basin_rule_and_limits(rows):
     white = minimal_crossing.draw_family(np.random.default_rng(2), 2, 3, 2, 0, minimal_reference.crossing_flow,
                                          1500.0, 1e-7, whitened=True, **RANGES)
     assert minimal_beyond.whitened_error(white) < 1e-10 and minimal_beyond.whitened_error([]) == 0.0
-    assert minimal_beyond.whitened_error(rows[:1]) > 1e-3 or rows[0]["n"] == 1
+    general = minimal_crossing.draw_family(np.random.default_rng(4), 2, 3, 1, 0, minimal_reference.crossing_flow,
+                                           1500.0, 1e-7, **RANGES)
+    assert minimal_beyond.whitened_error(general) > 1e-3  # two distinct eigenvalues: not a multiple of P_R
 
 
 def test_fig4_mirror_kernel_and_fig8(rows):
@@ -111,6 +113,10 @@ def test_fig4_mirror_kernel_and_fig8(rows):
     assert len(minimal_beyond_drawings.draw_mdot_terms(kern).axes) == 3
     fig = minimal_beyond_drawings.draw_fig8(fig8, [1.5, 0.25], [-2.0, 0.0, 2.0], [0.5, 0.5])
     assert fig.axes[0].get_title() == "$a(t)$" and len(fig.axes) == 6
+    with pytest.raises(ValueError, match="beta_star"):
+        minimal_beyond.fig8_runs([0.0, 0.0], [0.25], [0.0], 1.0)
+    with pytest.raises(ValueError, match="limit_tol"):
+        minimal_beyond.limit_summary(rows, 0.0, 0.05)
     with pytest.raises(ValueError, match="fd_step"):
         minimal_beyond.kernel_dynamics(C, c, b0, [0.0], 20.0, 0.0)
     plt.close("all")

@@ -115,6 +115,12 @@ def test_basins_and_the_separating_surface():
     assert surf["residual"] < 1e-10 and surf["excess"] < 1e-3 and np.all(surf["predicted"] > 0)
     sc = minimal_steps.scan_crossings(np.linspace(-0.6, 0.6, 3), [-1.0, 0.0], BSTAR, [-4.0, -1.0, 0.0, 2.0], 20.0)
     assert sc["flows"] == 6 and sc["agree"] == sc["kept"] and sc["crossed"] >= 1
+    with pytest.raises(ValueError, match="surface_deltas"):
+        minimal_steps.surface_to_saddle([0.5], BSTAR, 8.0)
+    with pytest.raises(ValueError, match="margin_min"):
+        minimal_steps.basin_agreement(basin, -1.0)
+    with pytest.raises(ValueError, match="box"):
+        minimal_steps.basin_flows(np.random.default_rng(3), BSTAR, 0.0, 2, 2, 0.5, 2, 30.0)
 
 
 def test_explorer_branches_counts_frames_against_the_threshold():

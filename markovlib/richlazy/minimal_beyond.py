@@ -53,6 +53,7 @@ def limit_summary(rows, limit_tol, miss_min) -> dict:
     |miss - 2 |a_inf| |P_N w0|| (eq. grq-eq-limit) of the settled ones; of the settled flows without a crossing,
     the largest |flow - Thm 3.1|; over all settled flows the errors of the closed form (grq-eq-limit, observed sign)
     and of ``flow_limit``; the draws where ``limit_sign`` gives the observed sign, and the count of each route."""
+    limit_tol, miss_min = checks.positive_real("limit_tol", limit_tol), checks.positive_real("miss_min", miss_min)
     settled = [r for r in rows if r["settled"]]
     cross = [r for r in rows if r["crossings"] == 1]
     cross_settled = [r for r in cross if r["settled"]]
@@ -95,6 +96,7 @@ def fig4_mirror(x, y, beta0, deltas, T_limit) -> dict:
     flows), flip_err (max |end - the prediction for its side|), a44_vs_psi (max |form - implicit_bias_limit|),
     table (text))."""
     x, beta0 = checks.finite_array("x", x, ndim=1), checks.finite_array("beta0", beta0, ndim=1)
+    T_limit = checks.positive_real("T_limit", T_limit)
     X, yv = x[None, :], np.array([float(y)])
     bstar = float(y) * x / (x @ x)
     inits = [init_from_product(beta0, dl) for dl in deltas]
@@ -194,6 +196,8 @@ def fig8_runs(beta_star, angles, deltas, T, n_t=401) -> dict:
     (rtol 1e-12) of the whitened flow. Returns dict(t, err (max |closed - flow|), crossings, runs: (row, delta,
     closed a, closed w, flow a, flow W, crosses))."""
     bstar = checks.finite_array("beta_star", beta_star, ndim=1)
+    if bstar.shape != (2,) or not np.any(bstar):
+        raise ValueError(f"beta_star must be a nonzero vector of length 2, got {beta_star!r}")
     e = bstar / np.linalg.norm(bstar)
     t = np.linspace(0.0, checks.positive_real("T", T), n_t)
     out = dict(t=t, err=0.0, crossings=0, runs=[])

@@ -150,6 +150,9 @@ def basin_flows(rng, beta_star, box, n_mc, n_grid, slice_s, n_plane, T):
     initializations, their basin margins c1 (``basin_margin``), deltas, the flows, the branch sign a(T) and the
     zero crossings of a, with slices ``mc``, ``grid``, ``plane`` into them."""
     bstar, _, e = _beta_star(beta_star)
+    box, T = checks.positive_real("box", box), checks.positive_real("T", T)
+    n_mc, n_grid, n_plane = (checks.positive_int(k, v) for k, v in (("n_mc", n_mc), ("n_grid", n_grid),
+                                                                     ("n_plane", n_plane)))
     e_perp = np.array([-e[1], e[0]])
     a_mc = rng.uniform(-box, box, n_mc)
     W_mc = rng.uniform(-box, box, (n_mc, 2))
@@ -171,6 +174,8 @@ def basin_agreement(basin, margin_min):
     outside the margin |c1| >= margin_min whose flow settles on the branch sign c1, and the count excluded; the
     Monte Carlo flows where a changes sign, observed and predicted (c1 a0 < 0); the most zero crossings of a along
     one flow; the flows with delta > 0 and those that end on their starting sheet."""
+    if not float(margin_min) >= 0:
+        raise ValueError(f"margin_min must be >= 0, got {margin_min!r}")
     m, branch = basin["margin"], basin["branch"]
     rows = {}
     for name in ("mc", "grid"):
@@ -194,6 +199,9 @@ def surface_to_saddle(surface_deltas, beta_star, T, tau=0.7):
     bstar, b, e = _beta_star(beta_star)
     e_perp = np.array([-e[1], e[0]])
     deltas = np.array(surface_deltas, dtype=float)
+    if deltas.ndim != 1 or np.any(deltas > 0):
+        raise ValueError(f"surface_deltas must be a list of deltas <= 0 (the surface is empty above 0), got "
+                         f"{surface_deltas!r}")
     a_s, u_s, s_s = separating_surface(deltas, tau, b)
     W_s = u_s[:, None] * e + s_s[:, None] * e_perp
     a_sd, W_sd = neuron_flows(a_s, W_s, np.eye(2), bstar, T, 1401)
