@@ -28,20 +28,19 @@
 #
 # ## What this chapter shows
 #
-# 1. The null-space part of $w$ is frozen ({prf:ref}`grq-lem-null-frozen`), so the limit is known up to the sign
-#    of $a_\infty$ ({eq}`grq-eq-limit`), on {glue:text}`n_flows` independent flows ([Sec. 1](#sec-grq-exact-dynamics-crossing)).
+# 1. The null-space part of $w$ is frozen ({prf:ref}`grq-lem-null-frozen`): the limit is known up to the sign of
+#    $a_\infty$ ({eq}`grq-eq-limit`) on {glue:text}`n_flows` independent flows ([Sec. 1](#sec-grq-exact-dynamics-crossing)).
 # 2. $a$ crosses zero at most once, for any $X$, and only if $L(\beta_0) > L(0)$
 #    ({prf:ref}`grq-lem-one-crossing`): at most {glue:text}`max_crossings` per flow, none of the
-#    {glue:text}`n_energy_draws` flows with $L(\beta_0) < L(0)$; a sign condition alone does not suffice
-#    ({glue:text}`n_prone_nocross` of {glue:text}`n_prone` prone draws do not cross); the basin rule predicts
+#    {glue:text}`n_energy_draws` flows with $L(\beta_0) < L(0)$; the basin rule predicts
 #    {glue:text}`iso_predicted` ([Sec. 1](#sec-grq-exact-dynamics-draws)).
 # 3. Through a crossing, the flow ends at the minimizer of $\Psi_\delta$ with $-\beta_0$, for any $X$
-#    ({prf:ref}`grq-rem-crossing`; on a one-dimensional null space this is App. A.4.4's mirror point
-#    $\beta^* - \alpha v$): {glue:text}`count_flipped` crossing draws. Thm 3.1's closed form $\beta^* + \alpha v$
-#    misses by more than `miss_min` in {glue:text}`count_missed` ({glue:text}`miss_range`), always by
-#    $2|a_\infty|\,\lVert P_N w_0\rVert$ (to {glue:text}`miss_law_err`), and by {glue:text}`fig4_miss_range` on
-#    the paper's Fig. 4 problem from $-\beta_0$ ([Sec. 2](#sec-grq-exact-dynamics-limits), [Sec. 3](#sec-grq-exact-dynamics-fig4)).
-# 4. `flow_limit` returns $\beta(\infty)$ for any $X$ to {glue:text}`flow_limit_err` ({glue:text}`routes`)
+#    ({prf:ref}`grq-rem-crossing`; App. A.4.4's mirror point $\beta^* - \alpha v$): {glue:text}`count_flipped`
+#    crossing draws. Thm 3.1's $\beta^* + \alpha v$ misses by more than `miss_min` in {glue:text}`count_missed`
+#    ({glue:text}`miss_range`), always by $2|a_\infty|\,\lVert P_N w_0\rVert$ (to {glue:text}`miss_law_err`), and by
+#    {glue:text}`fig4_miss_range` on Fig. 4's problem from $-\beta_0$ ([Sec. 2](#sec-grq-exact-dynamics-limits),
+#    [Sec. 3](#sec-grq-exact-dynamics-fig4)).
+# 4. `flow_limit` returns $\beta(\infty)$ for any $X$ to {glue:text}`flow_limit_err`
 #    ([Sec. 2](#sec-grq-exact-dynamics-limits)).
 # 5. $\dot M$ ({prf:ref}`grq-prop-a-3-1`) matches finite differences to {glue:text}`mdot_err`. Upstream $M$
 #    moves by at most {glue:text}`lazy_change` of $\lVert M(0)\rVert$ (lazy); downstream the direction term is
@@ -111,81 +110,22 @@ fig8_tol = 1e-7  # max |closed form - flow| of a(t) and w(t) in Fig. 8
 
 
 # %%
-import math
-
-import numpy as np
-from markovlib.book import params
-from markovlib.richlazy import minimal_crossing
-tol, ranged = "a positive tolerance", "the stated range of the random draws"
-SPEC = params.declare(
-    seed=params.Int(0, why="any seed; 0 to 9 were run while the chapter was written"),
-    families=params.PairList(1, 6, why="the stated data families: n in [1, 3] samples, null spaces d - n in {1, 2}"),
-    n_draws=params.Int(10, why="counts need 10 draws per family"),
-    n_control=params.Int(1, why="at least one control draw per family for the energy claim"),
-    n_white=params.Int(1, why="at least one whitened draw per family with n >= 2"),
-    delta_min=params.Real(-4.0, -0.5, why=ranged + ": downstream, where a can cross zero"),
-    delta_max=params.Real(-4.0, -0.5, why=ranged),
-    sv_min=params.Real(0.5, 1.5, why=ranged + " (nonzero eigenvalues of X^T X / n)"),
-    sv_max=params.Real(0.5, 1.5, why=ranged),
-    beta_norm_min=params.Real(0.5, 1.5, why=ranged + " (|beta_ls| and |beta0|)"),
-    beta_norm_max=params.Real(0.5, 1.5, why=ranged),
-    T_limit=params.Real(1500.0, 1e5, why="the slowest flows of the stated range settle by 1500"),
-    settle_tol=params.Real(0.0, math.inf, closed=False, why=tol),
-    limit_tol=params.Real(0.0, math.inf, closed=False, why=tol),
-    miss_min=params.Real(0.0, math.inf, closed=False, why="a positive distance"),
-    count_rate=params.Real(0.5, 1.0, closed=False, why="a count claims a majority at least"),
-    count_family=params.Int(1, why="Bonferroni over at least one claim"),
-    fig4_x=params.Pair(-10.0, 10.0, why="a sample of moderate size"),
-    fig4_y=params.Real(-10.0, 10.0, why="a label of moderate size"),
-    fig4_beta0=params.Pair(-10.0, 10.0, why="a start of moderate size"),
-    fig4_deltas=params.RealList(-8.0, 0.0, why="downstream deltas, where a can cross zero"),
-    kernel_delta=params.Real(8.0, 16.0, why="the stated range of the kernel claims"),
-    kernel_T=params.Real(10.0, 40.0, why="long enough for the regimes to show, short enough for dense output"),
-    fd_step=params.Real(2e-4, 5e-4, why="truncation (h rate)^4 and rounding 1e-13 / h both small"),
-    mdot_tol=params.Real(0.0, math.inf, closed=False, why=tol),
-    lazy_change_max=params.Real(0.0, 1.0, closed=False, why="a change below the size of M(0)"),
-    order_ratio=params.Real(2.0, 100.0, why="'same order' and 'dominates' need a factor of 2 to 100"),
-    azulay_deltas=params.RealList(0.0, 20.0, why="Azulay et al.'s Thm 2 needs delta >= 0"),
-    fig8_deltas=params.RealList(-4.0, 4.0, why="Fig. 8 is checked for |delta| <= 4"),
-    fig8_beta_star=params.Pair(-10.0, 10.0, why="a target of moderate size (its product with fig8_T is bounded)"),
-    fig8_beta0_angles=params.RealList(-2.0, 2.0, why="angles in units of pi"),
-    fig8_T=params.Real(1.0, 20.0, why="Fig. 8 is checked for T <= 20"),
-    fig8_tol=params.Real(1e-9, 1e-5, why="resolvable by the integration and the closed form"),
-    require=[
-        ("families hold integer pairs (n, d) with n in [1, 3] and d - n in {1, 2}", lambda v: all(
-            n == int(n) and d == int(d) and 1 <= n <= 3 and d - n in (1, 2) for n, d in v["families"]), ranged),
-        ("n_draws * len(families) >= minimal_crossing.crossings_needed(count_rate, count_family)", lambda v: v["n_draws"]
-         * len(v["families"]) >= minimal_crossing.crossings_needed(v["count_rate"], v["count_family"]),
-         "a count over fewer crossing draws could not pass even if every draw agreed"),
-        ("delta_min <= delta_max, sv_min <= sv_max and beta_norm_min <= beta_norm_max", lambda v: all(
-            v[k + "_min"] <= v[k + "_max"] for k in ("delta", "sv", "beta_norm")), "ranges"),
-        ("fig4_y fig4_x^T fig4_beta0 < 0 (so all three nonzero)", lambda v: v["fig4_y"] * np.dot(
-            v["fig4_x"], v["fig4_beta0"]) < 0, "a crossing needs L(beta0) > L(0)"),
-        ("fig8_deltas hold a negative value, 0 and a positive value", lambda v: min(v["fig8_deltas"]) < 0
-         < max(v["fig8_deltas"]) and 0.0 in v["fig8_deltas"], "downstream, balanced and upstream"),
-        ("fig8_beta_star nonzero", lambda v: v["fig8_beta_star"] != (0.0, 0.0), "a target"),
-        ("|fig8_beta_star| * fig8_T <= log(fig8_tol / (100 eps))", lambda v: math.hypot(*v["fig8_beta_star"])
-         * v["fig8_T"] <= math.log(v["fig8_tol"] / (100 * np.finfo(float).eps)),
-         "rounding grows like eps exp(|beta*| t) near the antipode of beta*"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("grq_exact_dynamics")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
 # %%
 # %matplotlib inline
 import matplotlib.pyplot as plt
-from scipy.integrate import solve_ivp
-from scipy.optimize import minimize
+import numpy as np
 
 from markovlib.book import formatting, plotting
 from markovlib.book.formatting import bound, fixed, fraction
 from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.richlazy import minimal_exact, minimal_model
-from markovlib.richlazy.minimal_crossing import max_error
-from markovlib.richlazy.minimal_limits import init_from_product
+from markovlib.richlazy import minimal_beyond, minimal_beyond_drawings, minimal_crossing, minimal_reference
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
@@ -195,25 +135,8 @@ ranges = dict(delta_range=(delta_min, delta_max), sv_range=(sv_min, sv_max),
 
 # %% [markdown]
 # Every check below compares with an independent integration: many single neurons at once, by scipy's DOP853, with
-# events at the zeros of each $a$.
-
-# %%
-
-def batch_flow(a0, W0, Cs, cs, T, n_eval=2001, rtol=1e-11, atol=1e-13, dense=False):
-    """Independent reference (do not replace with markovlib): the gradient flow of many single neurons at once,
-    da/dt = -w^T g, dw/dt = -a g, g = C (a w) - c, by scipy's DOP853; events count the zero crossings of each a."""
-    N, d = W0.shape
-
-    def rhs(_, z):
-        a, W = z[:N], z[N:].reshape(N, d)
-        g = np.einsum("nij,nj->ni", Cs, a[:, None] * W) - cs
-        return np.concatenate([-np.sum(W * g, axis=1), (-a[:, None] * g).ravel()])
-
-    events = [lambda _, z, i=i: z[i] for i in range(N)]
-    sol = solve_ivp(rhs, (0.0, T), np.concatenate([a0, W0.ravel()]), method="DOP853", rtol=rtol, atol=atol,
-                    t_eval=np.linspace(0.0, T, n_eval), events=events, dense_output=dense)
-    assert sol.success, sol.message
-    return sol, sol.y[:N], sol.y[N:].reshape(N, d, -1), np.array([te.size for te in sol.t_events])
+# events at the zeros of each $a$ (`minimal_reference.crossing_flow`: the flow written out, no markovlib function
+# under test).
 
 # %% [markdown]
 # (sec-grq-exact-dynamics-crossing)=
@@ -322,21 +245,18 @@ def batch_flow(a0, W0, Cs, cs, T, n_eval=2001, rtol=1e-11, atol=1e-13, dense=Fal
 # in turn, until it has them. Finally, for the families with $n \ge 2$, `n_white` crossing-prone draws on whitened
 # data ($X^\top X/n = \lambda P_R$) test the other exact case of {prf:ref}`grq-lem-one-crossing`.
 #
-# The next cell draws them (`minimal_crossing.draw_families`, integrated by the independent `batch_flow` above) and
+# The next cell draws them (`minimal_crossing.draw_families`, integrated by the independent `minimal_reference.crossing_flow`) and
 # adds the package's predictions to each draw (`minimal_crossing.predict`: Thm 3.1 at $\pm\beta_0$,
 # {eq}`grq-eq-limit`, `flow_limit` and the route by which `limit_sign` decided).
 
 # %%
 rows, n_topped = minimal_crossing.draw_families(
-    np.random.default_rng(seed), families, n_draws, n_control, batch_flow, T_limit, settle_tol,
+    np.random.default_rng(seed), families, n_draws, n_control, minimal_reference.crossing_flow, T_limit, settle_tol,
     top_up_rng=np.random.default_rng([seed, 2]),  # the top-up draws have their own stream
     crossings=minimal_crossing.crossings_needed(count_rate, count_family), **ranges)
-for r in rows:
-    minimal_crossing.predict(r)
-n_flows = len(rows)
-settled = [r for r in rows if r["settled"]]
-cross = [r for r in rows if r["crossings"] == 1]
-print(f"{n_flows} flows on {len(families)} data families {families} ({n_topped} topped up), {len(settled)} settled "
+rows = [minimal_crossing.predict(r) for r in rows]
+n_flows, n_settled = len(rows), sum(r["settled"] for r in rows)
+print(f"{n_flows} flows on {len(families)} data families {families} ({n_topped} topped up), {n_settled} settled "
       f"by T = {T_limit:g} (|beta(T) - beta(0.9 T)| < {settle_tol:.0e})")
 
 # %% [markdown]
@@ -344,65 +264,57 @@ print(f"{n_flows} flows on {len(families)} data families {families} ({n_topped} 
 # all draws:
 
 # %%
-max_null_drift = max(r["null_drift"] for r in rows)
-max_crossings = max(r["crossings"] for r in rows)
-energy_rows = [r for r in rows if r["dL0"] < 0]
-energy_crossings = sum(r["crossings"] > 0 for r in energy_rows)
-prone = [r for r in rows if r["prone"]]
-prone_nocross = [r for r in prone if r["crossings"] == 0]
-print(f"null-space part of w: max |P_N w(t) - P_N w0| {bound(max_null_drift, 1e-10)}")
-print(f"zero crossings of a per flow: max {max_crossings}; flows that cross: {len(cross)}")
-print(f"flows with L(beta0) < L(0): {len(energy_rows)}, of which cross: {energy_crossings}")
-print(f"crossing-prone draws (c^T beta0 < 0, delta in [{delta_min:g}, {delta_max:g}]): {len(prone) - len(prone_nocross)} "
-      f"of {len(prone)} cross; of those that do not, delta_R >= 0 for {sum(r['delta_R'] >= 0 for r in prone_nocross)}")
+cc = minimal_beyond.crossing_counts(rows)
+print(f"null-space part of w: max |P_N w(t) - P_N w0| {bound(cc['null_drift'], 1e-10)}")
+print(f"zero crossings of a per flow: max {cc['max_crossings']}; flows that cross: {cc['cross']}")
+print(f"flows with L(beta0) < L(0): {cc['energy']}, of which cross: {cc['energy_crossings']}")
+print(f"crossing-prone draws (c^T beta0 < 0, delta in [{delta_min:g}, {delta_max:g}]): {cc['prone'] - cc['prone_nocross']} "
+      f"of {cc['prone']} cross; of those that do not, delta_R >= 0 for {cc['nocross_R']}")
 
 # %% [markdown]
-# Where $X^\top X/n$ is a multiple of $P_R$ the basin rule of {prf:ref}`grq-prop-a-2-5` on the row space decides
+# A sign condition alone does not decide a crossing: {glue:text}`n_prone_nocross` of the {glue:text}`n_prone`
+# crossing-prone draws do not cross. Where $X^\top X/n$ is a multiple of $P_R$ the basin rule of {prf:ref}`grq-prop-a-2-5` on the row space decides
 # the crossing. One sample is such a case; for the families with $n \ge 2$, `n_white` crossing-prone draws on
 # whitened data (their own random stream) test the other.
 
 # %%
-iso = [r for r in rows if r["n"] == 1]  # one sample: X^T X / n is a multiple of the projector onto its row space
-iso_agree = sum(minimal_crossing.basin_predicts_crossing(r) == (r["crossings"] == 1) for r in iso)
+iso_agree, n_iso, _ = minimal_beyond.basin_rule([r for r in rows if r["n"] == 1])  # X^T X / n a multiple of P_R
 rng_white = np.random.default_rng([seed, 3])  # its own stream: the draws above do not move
 white = [r for fam, (n, d) in enumerate(families) if n >= 2
-         for r in minimal_crossing.draw_family(rng_white, n, d, n_white, 0, batch_flow, T_limit, settle_tol,
-                                               family=fam, whitened=True, **ranges)]
-white_agree = sum(minimal_crossing.basin_predicts_crossing(r) == (r["crossings"] == 1) for r in white)
-white_C_err = max((max_error(r["C"], np.linalg.eigvalsh(r["C"]).max() * (np.eye(r["d"]) - r["N"] @ r["N"].T))
-                   for r in white), default=0.0)
+         for r in minimal_crossing.draw_family(rng_white, n, d, n_white, 0, minimal_reference.crossing_flow, T_limit,
+                                               settle_tol, family=fam, whitened=True, **ranges)]
+white_agree, n_white_rows, white_cross = minimal_beyond.basin_rule(white)
+white_C_err = minimal_beyond.whitened_error(white)
 print(f"one-sample families: crossing predicted by the basin rule on the row space = observed for "
-      f"{fraction(iso_agree, len(iso))} flows")
+      f"{fraction(iso_agree, n_iso)} flows")
 print(f"whitened data with n >= 2 (X^T X / n = lambda P_R to {bound(white_C_err, 1e-12)}): predicted = observed for "
-      f"{fraction(white_agree, len(white))} crossing-prone flows ({sum(r['crossings'] == 1 for r in white)} cross)")
+      f"{fraction(white_agree, n_white_rows)} crossing-prone flows ({white_cross} cross)")
 
 # %% tags=["hide-input"]
-_ = verified.record("Lemma (frozen null part): P_N w(t) = P_N w0 along the flow, any X", max_null_drift < 1e-8,
+_ = verified.record("Lemma (frozen null part): P_N w(t) = P_N w0 along the flow, any X", cc["null_drift"] < 1e-8,
                     check=f"{n_flows} independent flows (scipy DOP853) on {len(families)} random data families, t in [0, {T_limit:g}]",
-                    measured=bound(max_null_drift, 1e-10), tolerance="1e-8", kind="independent")
+                    measured=bound(cc["null_drift"], 1e-10), tolerance="1e-8", kind="independent")
 _ = verified.record("Lemma (one crossing): a crosses zero at most once, never when L(beta0) < L(0)",
-                    max_crossings <= 1 and energy_crossings == 0 and len(energy_rows) > 0,
-                    check=f"zero events of a along {n_flows} independent flows; {len(energy_rows)} with L(beta0) < L(0)",
-                    measured=f"max {max_crossings} per flow; {energy_crossings} of {len(energy_rows)} with L(beta0) < L(0) cross",
-                    tolerance="1 per flow; 0", kind="independent")
+                    cc["max_crossings"] <= 1 and cc["energy_crossings"] == 0 and cc["energy"] > 0,
+                    check=f"zero events of a along {n_flows} independent flows; {cc['energy']} with L(beta0) < L(0)",
+                    measured=f"max {cc['max_crossings']} per flow; {cc['energy_crossings']} of {cc['energy']} with "
+                             f"L(beta0) < L(0) cross", tolerance="1 per flow; 0", kind="independent")
 _ = verified.record("Lemma (one crossing): for one sample the basin rule on the row space predicts each crossing",
-                    iso_agree == len(iso) and len(iso) > 0,
-                    check=f"sign(c1) a0 < 0 (basin_margin of (a0, P_R w0), beta* = beta_ls) vs zero events, {len(iso)} flows",
-                    measured=fraction(iso_agree, len(iso)), tolerance="all", kind="independent")
+                    iso_agree == n_iso > 0,
+                    check=f"sign(c1) a0 < 0 (basin_margin of (a0, P_R w0), beta* = beta_ls) vs zero events, {n_iso} flows",
+                    measured=fraction(iso_agree, n_iso), tolerance="all", kind="independent")
 if white:
     _ = verified.record("Lemma (one crossing): for whitened data (n >= 2) the basin rule on the row space predicts each crossing",
-                        white_agree == len(white) and white_C_err < 1e-10,
-                        check=f"X^T X / n = lambda P_R, {len(white)} crossing-prone flows of the families with n >= 2; "
+                        white_agree == n_white_rows and white_C_err < 1e-10,
+                        check=f"X^T X / n = lambda P_R, {n_white_rows} crossing-prone flows of the families with n >= 2; "
                               f"sign(c1) a0 < 0 vs zero events",
-                        measured=f"{fraction(white_agree, len(white))} ({sum(r['crossings'] == 1 for r in white)} cross)",
+                        measured=f"{fraction(white_agree, n_white_rows)} ({white_cross} cross)",
                         tolerance="all", kind="independent")
-_ = glue("n_flows", str(n_flows))
-_ = glue("max_crossings", str(max_crossings))
-_ = glue("n_energy_draws", str(len(energy_rows)))
-_ = glue("n_prone", str(len(prone)))
-_ = glue("n_prone_nocross", str(len(prone_nocross)))
-_ = glue("iso_predicted", f"{fraction(iso_agree, len(iso))} one-sample flows"
-                 + (f" and {fraction(white_agree, len(white))} whitened flows with two or three samples" if white else ""))
+for name, value in dict(n_flows=n_flows, max_crossings=cc["max_crossings"], n_energy_draws=cc["energy"],
+                        n_prone=cc["prone"], n_prone_nocross=cc["prone_nocross"]).items():
+    _ = glue(name, str(value))
+_ = glue("iso_predicted", f"{fraction(iso_agree, n_iso)} one-sample flows"
+                 + (f" and {fraction(white_agree, n_white_rows)} whitened flows with two or three samples" if white else ""))
 
 # %% [markdown]
 # (sec-grq-exact-dynamics-limits)=
@@ -419,138 +331,84 @@ _ = glue("iso_predicted", f"{fraction(iso_agree, len(iso))} one-sample flows"
 # count of confirmed draws carries a one-sided Wilson bound against `count_rate` (`count_family` is 1: one count).
 
 # %%
-cross_settled = [r for r in cross if r["settled"]]
-confirmed = sum(max_error(r["beta_T"], r["psi_flip"]) < limit_tol for r in cross_settled)
-misses = np.array([max_error(r["beta_T"], r["psi"]) for r in cross])
-missed = int(np.sum(misses > miss_min))
-miss_law_err = max((abs(m - r["miss_pred"]) for m, r in zip(misses, cross) if r["settled"]), default=0.0)
-nocross_settled = [r for r in settled if r["crossings"] == 0]
-thm_err = max((max_error(r["beta_T"], r["psi"]) for r in nocross_settled), default=0.0)
-closed_err = max(max_error(r["beta_T"], r["closed"]) for r in settled)
-fl_err = max(max_error(r["beta_T"], r["flow_limit"]) for r in settled)
-sign_agree = sum(r["route"][0] == r["sign_end"] for r in rows)
-routes = {}
-for r in rows:
-    routes[r["route"][1]] = routes.get(r["route"][1], 0) + 1
-print(f"closed form (grq-eq-limit) with the observed sign vs flow, all settled flows: {bound(closed_err, 1e-8)}")
-print(f"flow_limit vs flow, all settled flows: {bound(fl_err, 1e-8)}; sign of a(inf) from limit_sign = observed for "
-      f"{fraction(sign_agree, n_flows)}; routes: " + ", ".join(f"{k} {v}" for k, v in sorted(routes.items())))
+lim = minimal_beyond.limit_summary(rows, limit_tol, miss_min)
+routes_text = ", ".join(f"{k} {v}" for k, v in lim["routes"].items())
+print(f"closed form (grq-eq-limit) with the observed sign vs flow, all settled flows: {bound(lim['closed_err'], 1e-8)}")
+print(f"flow_limit vs flow, all settled flows: {bound(lim['fl_err'], 1e-8)}; sign of a(inf) from limit_sign = observed "
+      f"for {fraction(lim['sign_agree'], n_flows)}; routes: " + routes_text)
 
 # %% [markdown]
-# Family by family: the crossing flows against the mirror minimizer and against the A.4.4 form, the others against
+# `limit_sign` decided the sign by these routes: {glue:text}`routes`. Family by family: the crossing flows against the mirror minimizer and against the A.4.4 form, the others against
 # Thm 3.1 as stated.
 
 # %%
-print(f"{'family':>8}{'flows':>7}{'cross':>7}{'max |flow - Psi(-b0)|, cross':>31}{'A.4.4 miss, cross':>20}"
-      f"{'max |flow - Psi(b0)|, no cross':>32}")
-for fam, (n, d) in enumerate(families):
-    fr = [r for r in settled if r["family"] == fam]
-    fc = [r for r in fr if r["crossings"] == 1]
-    fn = [r for r in fr if r["crossings"] == 0]
-    e_flip = bound(max((max_error(r["beta_T"], r["psi_flip"]) for r in fc), default=0.0), 1e-8)
-    fm = [max_error(r["beta_T"], r["psi"]) for r in fc]
-    miss = f"{fixed(min(fm), 2)} to {fixed(max(fm), 2)}" if fc else "-"
-    e_thm = bound(max((max_error(r["beta_T"], r["psi"]) for r in fn), default=0.0), 1e-8)
-    print(f"{f'{n} x {d}':>8}{len(fr):>7}{len(fc):>7}{e_flip:>31}{miss:>20}{e_thm:>32}")
+print(minimal_beyond.family_table(rows, families))
 
 # %% tags=["hide-input"]
-_ = verified.record_count("Remark (crossing): crossing flows end at argmin Psi_delta with -beta0", confirmed,
-                          len(cross), rate=count_rate, unit="crossing draws", family=count_family,
+_ = verified.record_count("Remark (crossing): crossing flows end at argmin Psi_delta with -beta0", lim["confirmed"],
+                          lim["cross"], rate=count_rate, unit="crossing draws", family=count_family,
                           check=f"independent flows to T = {T_limit:g} vs implicit_bias_limit(X, y, -beta0, delta), "
                                 f"within {limit_tol:.0e} and settled", kind="independent")
 _ = verified.record("Remark (crossing): the A.4.4 closed form misses each crossing flow by 2 |a_inf| |P_N w0|",
-                    miss_law_err < limit_tol and len(cross_settled) > 0,
+                    lim["miss_law_err"] < limit_tol and lim["cross_settled"] > 0,
                     check=f"|flow limit - implicit_bias_limit(X, y, beta0, delta)| (max norm) vs 2 |a_inf| max|P_N w0| "
-                          f"from (grq-eq-limit), {len(cross_settled)} settled crossing draws; {missed} of them missed by "
-                          f"more than {miss_min:g}",
-                    measured=bound(miss_law_err, 1e-8), tolerance=f"{limit_tol:.0e}", kind="independent")
+                          f"from (grq-eq-limit), {lim['cross_settled']} settled crossing draws; {lim['missed']} of them "
+                          f"missed by more than {miss_min:g}",
+                    measured=bound(lim["miss_law_err"], 1e-8), tolerance=f"{limit_tol:.0e}", kind="independent")
 _ = verified.record("Thm 3.1 as stated: flows that do not cross end at argmin Psi_delta",
-                    thm_err < limit_tol and len(nocross_settled) > 0,
-                    check=f"{len(nocross_settled)} settled flows without a crossing vs implicit_bias_limit(X, y, beta0, delta)",
-                    measured=bound(thm_err, 1e-8), tolerance=f"{limit_tol:.0e}", kind="independent")
+                    lim["thm_err"] < limit_tol and lim["nocross_settled"] > 0,
+                    check=f"{lim['nocross_settled']} settled flows without a crossing vs implicit_bias_limit(X, y, beta0, delta)",
+                    measured=bound(lim["thm_err"], 1e-8), tolerance=f"{limit_tol:.0e}", kind="independent")
 _ = verified.record("Prop. (limit up to a sign): beta(inf) = beta_ls + sign(a_inf) |a_inf| P_N w0",
-                    closed_err < limit_tol and len(settled) >= 0.9 * n_flows,
-                    check=f"{len(settled)} of {n_flows} flows settled; the closed form with the observed sign of a(T)",
-                    measured=bound(closed_err, 1e-8), tolerance=f"{limit_tol:.0e}", kind="independent")
+                    lim["closed_err"] < limit_tol and lim["settled"] >= 0.9 * n_flows,
+                    check=f"{lim['settled']} of {n_flows} flows settled; the closed form with the observed sign of a(T)",
+                    measured=bound(lim["closed_err"], 1e-8), tolerance=f"{limit_tol:.0e}", kind="independent")
 _ = verified.record("flow_limit = the independent flow limit, crossing or not, for general X",
-                    fl_err < limit_tol and sign_agree == n_flows,
-                    check="routes: " + ", ".join(f"{k} {v}" for k, v in sorted(routes.items()))
-                          + f"; limit_sign vs sign a(T) on all {n_flows}",
-                    measured=f"{bound(fl_err, 1e-8)}; signs {fraction(sign_agree, n_flows)}",
+                    lim["fl_err"] < limit_tol and lim["sign_agree"] == n_flows,
+                    check="routes: " + routes_text + f"; limit_sign vs sign a(T) on all {n_flows}",
+                    measured=f"{bound(lim['fl_err'], 1e-8)}; signs {fraction(lim['sign_agree'], n_flows)}",
                     tolerance=f"{limit_tol:.0e}; all", kind="independent")
-_ = glue("count_flipped", f"{fraction(confirmed, len(cross))}")
-_ = glue("count_missed", f"{fraction(missed, len(cross))}")
-_ = glue("miss_law_err", bound(miss_law_err, 1e-8))
+misses = lim["misses"]
+_ = glue("count_flipped", f"{fraction(lim['confirmed'], lim['cross'])}")
+_ = glue("count_missed", f"{fraction(lim['missed'], lim['cross'])}")
+_ = glue("miss_law_err", bound(lim["miss_law_err"], 1e-8))
 _missed = misses[misses > miss_min]
 _ = glue("miss_range", (f"{fixed(_missed.min(), 2)} to {fixed(_missed.max(), 2)}" if _missed.size else "-")
                 + (f"; the other {misses.size - _missed.size} by at most {fixed(misses[misses <= miss_min].max(), 3)}"
                    if _missed.size < misses.size else ""))
-_ = glue("flow_limit_err", bound(fl_err, 1e-8))
-_ = glue("routes", ", ".join(f"{k}: {v} draws" for k, v in sorted(routes.items())))
+_ = glue("flow_limit_err", bound(lim["fl_err"], 1e-8))
+_ = glue("routes", ", ".join(f"{k}: {v} draws" for k, v in lim["routes"].items()))
 
 # %% [markdown]
 # (sec-grq-exact-dynamics-fig4)=
 # ## 3. The paper's Fig. 4 problem, started from $-\beta_0$
 #
 # The one-sample problem of Fig. 4 ($x = (0.5, 1)$, $y = 1.1$) has a one-dimensional null space, spanned by $v$.
-# The A.4.4 closed form is written out here: $\beta = \beta^* + \alpha v$ with $\alpha = k\,|a_\infty|$,
+# The A.4.4 closed form is written out in `minimal_reference.a44_closed_form`: $\beta = \beta^* + \alpha v$ with $\alpha = k\,|a_\infty|$,
 # $k = \lVert w_0\rVert\,\hat\beta_0^\top v$, and $a_\infty^2 = \kappa + \sqrt{\kappa^2 + \lVert\beta^*\rVert^2}$,
 # $\kappa = (k^2 + \delta)/2$ (the first-order condition of $\Psi_\delta$ along the line, solved for $\alpha$; the
 # same expression the authors' public code evaluates). Started from `fig4_beta0` (minus the paper's $\beta_0$, so
 # $y\,x^\top\beta_0 < 0$), the flows at the paper's downstream $\delta$ pass through the origin and end at
 # $\beta^* - \alpha v$, as App. A.4.4 remarks. At $\delta = -0.5$ the row-space $\delta_R$ is positive, and $a$ keeps its sign.
 
-# %%
-x4, b04 = np.array(fig4_x), np.array(fig4_beta0)
-X4, y4 = x4[None, :], np.array([fig4_y])
-bstar4 = fig4_y * x4 / (x4 @ x4)
-v4 = np.sign(fig4_y) * np.array([-x4[1], x4[0]]) / np.linalg.norm(x4)
-
-
-def a44_closed_form(beta0, delta):
-    """Independent reference: App. A.4.4 in closed form (written out here, independent of markovlib): beta* + alpha v."""
-    r0 = np.linalg.norm(beta0)
-    w0_norm = np.sqrt((np.hypot(delta, 2 * r0) - delta) / 2)
-    k = w0_norm * (beta0 @ v4) / r0
-    kappa = (k**2 + delta) / 2
-    return bstar4 + k * np.sqrt(kappa + np.hypot(kappa, np.linalg.norm(bstar4))) * v4
-
 # %% [markdown]
 # The flows from `fig4_beta0` at each $\delta$ of `fig4_deltas`, integrated independently, against the A.4.4 form
 # and its mirror image $\beta^* - \alpha v$:
 
 # %%
-inits4 = [init_from_product(b04, dl) for dl in fig4_deltas]
-sol4, a4, W4, cross4 = batch_flow(np.array([i[0] for i in inits4]), np.array([i[1] for i in inits4]),
-                                  np.array([X4.T @ X4] * len(fig4_deltas)), np.array([X4[0] * fig4_y] * len(fig4_deltas)),
-                                  T_limit, n_eval=6001)
-beta4 = a4[:, None, :] * W4
-print(f"{'delta':>6}{'crosses':>9}{'A.4.4 form':>20}{'flip: beta* - alpha v':>24}{'flow limit':>20}{'miss':>7}"
-      f"{'|flow - flip|':>15}{'|A.4.4 - Psi|':>15}")
-fig4_miss, fig4_flip_err, a44_vs_psi = [], 0.0, 0.0
-for j, dl in enumerate(fig4_deltas):
-    form = a44_closed_form(b04, dl)
-    flip = 2 * bstar4 - form  # beta* - alpha v
-    end = beta4[j, :, -1]
-    pred = flip if cross4[j] else form
-    a44_vs_psi = max(a44_vs_psi, max_error(form, minimal_exact.implicit_bias_limit(X4, y4, b04, dl)))
-    fig4_flip_err = max(fig4_flip_err, max_error(end, pred))
-    miss = float(np.linalg.norm(end - form))
-    if cross4[j]:
-        fig4_miss.append(miss)
-    print(f"{dl:>6g}{int(cross4[j]):>9}   ({fixed(form[0], 3)}, {fixed(form[1], 3)})   ({fixed(flip[0], 3)}, "
-          f"{fixed(flip[1], 3)})   ({fixed(end[0], 3)}, {fixed(end[1], 3)}){fixed(miss, 2):>7}"
-          f"{bound(max_error(end, pred), 1e-8):>15}{bound(a44_vs_psi, 1e-12):>15}")
+fig4 = minimal_beyond.fig4_mirror(fig4_x, fig4_y, fig4_beta0, fig4_deltas, T_limit)
+print(fig4["table"])
 
 # %% tags=["hide-input"]
 _ = verified.record("App. A.4.4 closed form = implicit_bias_limit (the authors' formula is argmin Psi_delta)",
-                    a44_vs_psi < 1e-10, check=f"Fig. 4 problem from fig4_beta0 at delta in {fig4_deltas}",
-                    measured=bound(a44_vs_psi, 1e-12), tolerance="1e-10", kind="independent")
+                    fig4["a44_vs_psi"] < 1e-10, check=f"Fig. 4 problem from fig4_beta0 at delta in {fig4_deltas}",
+                    measured=bound(fig4["a44_vs_psi"], 1e-12), tolerance="1e-10", kind="independent")
 _ = verified.record("Remark (crossing), Fig. 4 problem: crossing flows end at beta* - alpha v, the others at beta* + alpha v",
-                    fig4_flip_err < limit_tol and len(fig4_miss) > 0,
-                    check=f"independent flows to T = {T_limit:g} from fig4_beta0; {len(fig4_miss)} of {len(fig4_deltas)} cross",
-                    measured=bound(fig4_flip_err, 1e-8), tolerance=f"{limit_tol:.0e}", kind="independent")
-_ = glue("fig4_miss_range", f"{fixed(min(fig4_miss), 2)} to {fixed(max(fig4_miss), 2)}")
+                    fig4["flip_err"] < limit_tol and len(fig4["misses"]) > 0,
+                    check=f"independent flows to T = {T_limit:g} from fig4_beta0; {len(fig4['misses'])} of "
+                          f"{len(fig4_deltas)} cross", measured=bound(fig4["flip_err"], 1e-8), tolerance=f"{limit_tol:.0e}",
+                    kind="independent")
+_ = glue("fig4_miss_range", f"{fixed(min(fig4['misses']), 2)} to {fixed(max(fig4['misses']), 2)}")
 
 # %% [markdown]
 # The figure shows, left, the Fig. 4 problem in function space. The flows from $-\beta_0$ pass through the
@@ -560,39 +418,7 @@ _ = glue("fig4_miss_range", f"{fixed(min(fig4_miss), 2)} to {fixed(max(fig4_miss
 # 3.1 as stated; the others do the opposite.
 
 # %%
-fig, (ax_l, ax_r) = plt.subplots(1, 2, figsize=(14, 6), layout="constrained")
-cmap = plt.get_cmap("BrBG")
-line = bstar4[None, :] + np.linspace(-3.5, 3.5, 2)[:, None] * v4[None, :]
-ax_l.plot(line[:, 0], line[:, 1], color=plotting.GLOBAL, lw=4, alpha=0.5, label="interpolants $x^\\top\\beta = y$")
-for j, dl in enumerate(fig4_deltas):
-    col = cmap(0.35 - 0.3 * abs(dl) / max(abs(min(fig4_deltas)), 1e-8))
-    ax_l.plot(beta4[j, 0], beta4[j, 1], color=col, lw=2.5, label=f"flow, $\\delta = {dl:g}$"
-              + (" (a crosses 0)" if cross4[j] else ""))
-    form = a44_closed_form(b04, dl)
-    ax_l.scatter(*form, s=90, facecolor="none", edgecolor=col, lw=2, zorder=5)
-    ax_l.scatter(*(2 * bstar4 - form if cross4[j] else form), s=40, color=col, edgecolor="k", zorder=6)
-ax_l.scatter(*b04, color="0.5", s=80, zorder=6, label="$\\beta_0$")
-ax_l.scatter([0], [0], marker="+", color="k", s=120, zorder=6, label="origin ($a = 0$)")
-ax_l.scatter([], [], s=90, facecolor="none", edgecolor="k", label="A.4.4 closed form (Thm 3.1)")
-ax_l.scatter([], [], s=40, color="k", label="corrected: $\\Psi_\\delta$ with $-\\beta_0$")
-ax_l.set_xlabel("$\\beta_1$")
-ax_l.set_ylabel("$\\beta_2$")
-ax_l.set_aspect("equal")
-ax_l.set_title("Fig. 4 problem from $-\\beta_0$: flows through the origin")
-ax_l.legend(fontsize=8, loc="lower left")
-for r in rows:
-    e1 = max(max_error(r["beta_T"], r["psi"]), 1e-13)
-    e2 = max(max_error(r["beta_T"], r["psi_flip"]), 1e-13)
-    ax_r.scatter(e1, e2, color=plotting.LOCAL if r["crossings"] else plotting.MAXIMA, s=25, alpha=0.8)
-ax_r.scatter([], [], color=plotting.LOCAL, label="a crosses zero")
-ax_r.scatter([], [], color=plotting.MAXIMA, label="a keeps its sign")
-ax_r.set_xscale("log")
-ax_r.set_yscale("log")
-ax_r.set_xlabel("|flow limit - argmin $\\Psi_\\delta(\\cdot\\,; \\beta_0)$| (Thm 3.1 as stated)")
-ax_r.set_ylabel("|flow limit - argmin $\\Psi_\\delta(\\cdot\\,; -\\beta_0)$| (corrected)")
-ax_r.set_title(f"{n_flows} random draws, {len(families)} data families")
-ax_r.legend(fontsize=9)
-fig.suptitle("Thm 3.1 through a zero crossing of $a$: the flow ends at the minimizer for $-\\beta_0$")
+minimal_beyond_drawings.draw_mirror(fig4, fig4_x, fig4_y, fig4_beta0, fig4_deltas, rows)
 plt.show()
 
 # %% [markdown]
@@ -660,52 +486,20 @@ plt.show()
 # parameters cell, $y$ off the range of $X$) from one $\beta_0$ at cosine 0.3 with $c = X^\top y/n$ (so that
 # $\hat\beta$ has to turn) and with $L(\beta_0) < L(0)$, so $a$ keeps its sign,
 # at $\delta \in \{-\text{kernel\_delta}, 0, \text{kernel\_delta}\}$. It uses scipy DOP853 with rtol $10^{-13}$ and
-# dense output. Then it compares {eq}`grq-eq-mdot` with fourth-order central differences of
-# $M(t) = a^2 I + w w^\top$ taken on the integrated path. It also integrates the norms of the two terms over
-# $[0, T]$: $I_{norm}$ and $I_{dir}$.
+# dense output. Then it compares {eq}`grq-eq-mdot` (`minimal_model.mdot_terms`) with fourth-order central differences
+# of $M(t) = a^2 I + w w^\top$ taken on the integrated path (`minimal_reference.fd_M_derivative`). It also integrates
+# the norms of the two terms over $[0, T]$: $I_{norm}$ and $I_{dir}$ (all in `minimal_beyond.kernel_dynamics`).
 
 # %%
 Xk, yk, Ck, ck, b0k = minimal_crossing.kernel_problem(np.random.default_rng([seed, 1]), sv_range=(sv_min, sv_max))
-dk = Xk.shape[1]
 assert b0k @ (Ck @ b0k / 2 - ck) < 0  # L(beta0) < L(0): a keeps its sign
 kernel_deltas = [-kernel_delta, 0.0, kernel_delta]
-t_k = np.linspace(0.0, kernel_T, 4001)
-t_fd = np.concatenate([np.geomspace(4 * fd_step, 1.0, 15), np.linspace(1.0, kernel_T - 4 * fd_step, 25)])
-kernel_sols = {}
-for dl in kernel_deltas:
-    a0_, w0_ = init_from_product(b0k, dl)
-    sol, _, _, ncross = batch_flow(np.array([a0_]), w0_[None, :], Ck[None], ck[None], kernel_T, n_eval=2,
-                                   rtol=1e-13, atol=1e-15, dense=True)
-    assert ncross[0] == 0
-    kernel_sols[dl] = sol
-
-# %% [markdown]
-# On each flow: {eq}`grq-eq-mdot` (`minimal_model.mdot_terms`) against fourth-order central differences of
-# $M(t) = a^2 I + w w^\top$ at `len(t_fd)` times, and the integrated norms $I_{norm}$, $I_{dir}$ of its two terms.
-
-# %%
-mdot_err, shares, ratios, changes, term_curves = 0.0, {}, {}, {}, {}
-h = fd_step
-for dl, sol in kernel_sols.items():
-    Ms = {}
-    for k in (-2, -1, 1, 2):  # M(t + k h) at every t of t_fd, as (times, d, d)
-        Z = sol.sol(t_fd + k * h)
-        Ms[k] = Z[0][:, None, None] ** 2 * np.eye(dk) + np.einsum("it,jt->tij", Z[1:], Z[1:])
-    fd = (-Ms[2] + 8 * Ms[1] - 8 * Ms[-1] + Ms[-2]) / (12 * h)
-    Zf = sol.sol(t_fd)
-    formula = np.array([sum(minimal_model.mdot_terms(Zf[0, i], Zf[1:, i], dl, Ck, ck)) for i in range(t_fd.size)])
-    mdot_err = max(mdot_err, float(np.abs(formula - fd).max()) / float(np.abs(fd).max()))
-    Z = sol.sol(t_k)
-    T1, T2 = np.array([[np.linalg.norm(m) for m in minimal_model.mdot_terms(Z[0, i], Z[1:, i], dl, Ck, ck)]
-                       for i in range(t_k.size)]).T
-    I1, I2 = np.trapezoid(T1, t_k), np.trapezoid(T2, t_k)
-    M0 = np.linalg.norm(Z[0, 0] ** 2 * np.eye(dk) + np.outer(Z[1:, 0], Z[1:, 0]))
-    shares[dl], ratios[dl], changes[dl] = I2 / (I1 + I2), I2 / I1, (I1 + I2) / M0
-    term_curves[dl] = (T1 / M0, T2 / M0)
+kern = minimal_beyond.kernel_dynamics(Ck, ck, b0k, kernel_deltas, kernel_T, fd_step)
+mdot_err, shares, ratios, changes = kern["err"], kern["shares"], kern["ratios"], kern["changes"]
 
 # %% [markdown]
 # The finite-difference error is the $(h\,\text{rate})^4$ truncation, a deterministic function of `fd_step` and the
-# flows: it prints as a bound on a 1-2-3-5-7 ladder at least 1.5 times its value and never below $10^{-8}$, ten
+# flows: it prints as a bound (`formatting.ladder_limit`: a round value at least 1.5 times its value) and never below $10^{-8}$, ten
 # times the rounding floor of the differences.
 #
 # The path length $I_{norm} + I_{dir}$ of $M$ on $[0, T]$ (the integral of the norms of the two terms of $\dot M$) is an
@@ -716,7 +510,7 @@ for dl, sol in kernel_sols.items():
 # %%
 mdot_print = formatting.ladder_limit(mdot_err, margin=1.5, floor=1e-8)
 assert mdot_print < mdot_tol or not mdot_err < mdot_tol
-print(f"dM/dt (grq-eq-mdot) vs fourth-order finite differences of M(t), {len(t_fd)} times per flow: "
+print(f"dM/dt (grq-eq-mdot) vs fourth-order finite differences of M(t), {kern['n_fd']} times per flow: "
       f"max relative error {bound(mdot_err, mdot_print)}")
 print(f"{'delta':>7}{'(I_norm + I_dir) / |M(0)|':>28}{'I_dir / (I_norm + I_dir)':>27}{'I_dir / I_norm':>17}")
 for dl in kernel_deltas:
@@ -744,18 +538,7 @@ _ = glue("bal_ratio", fixed(ratios[bal], 2))
 # The two terms along the three flows, relative to $\lVert M(0)\rVert$:
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), layout="constrained", sharey=True)
-for ax, dl, name in zip(axes, kernel_deltas, ["downstream", "balanced", "upstream"]):
-    T1, T2 = term_curves[dl]
-    ax.plot(t_k, T1, color=plotting.LOCAL, label="norm term $\\frac{2\\|\\beta\\|}{\\kappa}(I + \\hat\\beta\\hat\\beta^\\top)\\partial_t\\|\\beta\\|$")
-    ax.plot(t_k, T2, color=plotting.MAXIMA, label="direction term $\\frac{\\kappa - \\delta}{2}\\partial_t(\\hat\\beta\\hat\\beta^\\top)$")
-    ax.set_yscale("log")
-    ax.set_ylim(1e-8, 10)
-    ax.set_xlabel("$t$")
-    ax.set_title(f"$\\delta = {dl:g}$ ({name}): share of the direction term {fixed(shares[dl], 2)}")
-axes[0].set_ylabel("$\\|\\mathrm{term}\\|_F / \\|M(0)\\|_F$")
-axes[0].legend(fontsize=8, loc="lower left")
-fig.suptitle("App. A.3.1: the two terms of $\\dot M$ along the flow")
+minimal_beyond_drawings.draw_mdot_terms(kern)
 plt.show()
 
 # %% [markdown]
@@ -798,23 +581,12 @@ plt.show()
 # ```
 #
 # Checks: $q^A_\delta - q_\delta$ (`q_delta` of the package) on a grid of $x$ and $\delta$. Then the minimizer of
-# Azulay et al.'s objective, found by BFGS over the null-space coordinates (written here), is compared with
+# Azulay et al.'s objective, found by BFGS over the null-space coordinates (`minimal_reference.azulay_argmin`), is compared with
 # `implicit_bias_limit` and with independent flow limits on random one-sample problems with $d = 3$. For the
 # evaluation, $\sqrt{s - \delta/2}$ is computed as $x/\sqrt{s + \delta/2}$ (the same number without cancellation).
 
 # %%
-def q_azulay(x, delta):
-    """Independent reference: Azulay et al.'s q (Thm 2), written out here (independent of markovlib); x > 0."""
-    s = np.sqrt(x**2 + delta**2 / 4)
-    root = x / np.sqrt(s + delta / 2) if delta >= 0 else np.sqrt(s - delta / 2)  # sqrt(s - delta/2)
-    return (x**2 - delta / 2 * (delta / 2 + s)) * root / x
-
-
-xs = np.geomspace(1e-3, 30.0, 400)
-const_err = 0.0
-for dl in list(azulay_deltas) + [-0.5, -3.0]:
-    q = minimal_exact.q_delta(xs, dl)
-    const_err = max(const_err, float(np.abs(q_azulay(xs, dl) - q + 0.5 * max(dl, 0.0) ** 1.5).max()) / (1 + float(np.abs(q).max())))
+const_err = minimal_beyond.azulay_constant_error(list(azulay_deltas) + [-0.5, -3.0])
 print(f"q^A - q_delta + max(delta, 0)^(3/2) / 2 on x in [1e-3, 30], delta in {list(azulay_deltas) + [-0.5, -3.0]}: "
       f"{bound(const_err, 1e-12)} (relative)")
 
@@ -823,23 +595,8 @@ print(f"q^A - q_delta + max(delta, 0)^(3/2) / 2 on x in [1e-3, 30], delta in {li
 # in $d = 3$ (their own random stream), against `implicit_bias_limit` and the independent flow limits:
 
 # %%
-rng_a = np.random.default_rng([seed, 2])
-az_rows = []
-for dl in azulay_deltas:
-    X_, y_, bls_, N_ = minimal_crossing.random_problem(rng_a, 1, 3, sv_range=(sv_min, sv_max),
-                                                       beta_norm_range=(beta_norm_min, beta_norm_max))
-    b0_ = rng_a.normal(size=3)
-    b0_ *= rng_a.uniform(beta_norm_min, beta_norm_max) / np.linalg.norm(b0_)
-    zvec = -1.5 * np.sqrt((np.hypot(dl, 2 * np.linalg.norm(b0_)) - dl) / 2) * b0_ / np.linalg.norm(b0_)
-    obj = lambda u, zv=zvec, bl=bls_, NN=N_, dd=dl: q_azulay(np.linalg.norm(bl + NN @ u), dd) + zv @ (bl + NN @ u)  # noqa: E731
-    res = minimize(obj, N_.T @ b0_, method="BFGS", jac="3-point", options={"gtol": 1e-11})
-    az_rows.append((X_, y_, b0_, dl, bls_ + N_ @ res.x))
-a0s_ = [init_from_product(r[2], r[3]) for r in az_rows]
-_, a_az, W_az, cr_az = batch_flow(np.array([p[0] for p in a0s_]), np.array([p[1] for p in a0s_]),
-                                  np.array([r[0].T @ r[0] for r in az_rows]), np.array([r[0][0] * r[1][0] for r in az_rows]),
-                                  T_limit)
-argmin_err = max(max(max_error(r[4], minimal_exact.implicit_bias_limit(r[0], r[1], r[2], r[3])),
-                     max_error(r[4], a_az[j, -1] * W_az[j, :, -1])) for j, r in enumerate(az_rows))
+argmin_err, az_crossed = minimal_beyond.azulay_argmin_error(
+    np.random.default_rng([seed, 2]), azulay_deltas, T_limit, (sv_min, sv_max), (beta_norm_min, beta_norm_max))
 print(f"argmin of Azulay et al.'s objective (BFGS) vs implicit_bias_limit and vs the flow limit, delta in "
       f"{list(azulay_deltas)}: {bound(argmin_err, 1e-7)}")
 
@@ -848,7 +605,7 @@ _ = verified.record("App. A.4.3: Azulay et al.'s q = q_delta - max(delta, 0)^(3/
                     check="grid of 400 x in [1e-3, 30] at each delta, Azulay's formula written out vs q_delta",
                     measured=bound(const_err, 1e-12), tolerance="1e-11 (relative)", kind="independent")
 _ = verified.record("Thm A.2 (Azulay et al.'s Thm 2): its minimizer = implicit_bias_limit = the flow limit",
-                    argmin_err < 1e-5 and not np.any(cr_az),
+                    argmin_err < 1e-5 and not az_crossed,
                     check=f"one-sample problems in d = 3, delta in {list(azulay_deltas)}; BFGS on the null space; "
                           f"independent flows to T = {T_limit:g}",
                     measured=bound(argmin_err, 1e-7), tolerance="1e-5 (BFGS, gtol 1e-11)", kind="independent")
@@ -869,26 +626,8 @@ _ = glue("azulay_argmin_err", bound(argmin_err, 1e-7))
 # out. In the first row, the downstream $a$ passes through zero.
 
 # %%
-bstar8 = np.array(fig8_beta_star)
-e8 = bstar8 / np.linalg.norm(bstar8)
-t8 = np.linspace(0.0, fig8_T, 401)
-fig8_err, fig8_cross, fig8_runs = 0.0, 0, []  # runs: (row, delta, closed a, closed w, flow a, flow W, crosses)
-for row, ang in enumerate(fig8_beta0_angles):
-    b0 = np.array([np.cos(np.pi * ang), np.sin(np.pi * ang)])
-    inits = [init_from_product(b0, dl) for dl in fig8_deltas]
-    _, a_f, W_f, cr = batch_flow(np.array([p[0] for p in inits]), np.array([p[1] for p in inits]),
-                                 np.array([np.eye(2)] * len(fig8_deltas)), np.array([bstar8] * len(fig8_deltas)),
-                                 fig8_T, n_eval=t8.size, rtol=1e-12, atol=1e-14)
-    fig8_cross += int(np.sum(cr))
-    for j, dl in enumerate(fig8_deltas):
-        a0_, w0_ = inits[j]
-        wn0 = np.linalg.norm(w0_)
-        a_c, u_c, s_c = minimal_exact.exact_parameters(t8, dl, np.linalg.norm(bstar8), a0_ * wn0, float(w0_ @ e8) / wn0)
-        v0 = w0_ - (w0_ @ e8) * e8
-        v_hat = v0 / np.linalg.norm(v0) if np.linalg.norm(v0) > 1e-12 else np.zeros(2)
-        w_c = u_c[:, None] * e8 + s_c[:, None] * v_hat
-        fig8_err = max(fig8_err, max_error(a_c, a_f[j]), max_error(w_c, W_f[j].T))
-        fig8_runs.append((row, dl, a_c, w_c, a_f[j], W_f[j], bool(cr[j])))
+fig8 = minimal_beyond.fig8_runs(fig8_beta_star, fig8_beta0_angles, fig8_deltas, fig8_T)
+fig8_err, fig8_cross = fig8["err"], fig8["crossings"]
 print(f"closed-form a(t), w(t) vs the integrated flow, {len(fig8_beta0_angles)} x {len(fig8_deltas)} runs: "
       f"{bound(fig8_err, 1e-8)}; {fig8_cross} of them cross zero")
 
@@ -896,26 +635,7 @@ print(f"closed-form a(t), w(t) vs the integrated flow, {len(fig8_beta0_angles)} 
 # The closed forms (dashed) over the integrated flows (markers), one row per start:
 
 # %%
-fig, axes = plt.subplots(len(fig8_beta0_angles), 3, figsize=(14, 3.4 * len(fig8_beta0_angles)), layout="constrained",
-                         sharex=True)
-axes = np.atleast_2d(axes)
-cmap = plt.get_cmap("BrBG")
-dscale = max(abs(dl) for dl in fig8_deltas)
-for row, dl, a_c, w_c, a_fl, W_fl, crossed in fig8_runs:
-    col = "k" if dl == 0 else cmap(0.5 + np.sign(dl) * (0.2 + 0.3 * abs(dl) / dscale))
-    for ax, th, fl in zip(axes[row], (a_c, w_c[:, 0], w_c[:, 1]), (a_fl, W_fl[0], W_fl[1])):
-        ax.plot(t8, th, "--", color="k", lw=1)
-        ax.plot(t8[::16], fl[::16], "o", color=col, ms=4, label=f"$\\delta = {dl:g}$" + (" (a crosses 0)" if crossed else ""))
-for row in range(len(fig8_beta0_angles)):
-    axes[row, 0].set_ylabel(f"$\\beta_0$ at ${fig8_beta0_angles[row]:g}\\pi$")
-    axes[row, 0].axhline(0, color="0.6", lw=0.8)
-    axes[row, 0].legend(fontsize=7, ncol=2)
-for ax, name in zip(axes[0], ["$a(t)$", "$w_1(t)$", "$w_2(t)$"]):
-    ax.set_title(name)
-for ax in axes[-1]:
-    ax.set_xlabel("$t$")
-fig.suptitle("Paper's Fig. 8: exact solution (dashed) over an independent integration (markers), "
-             f"$\\beta^* = ({bstar8[0]:g}, {bstar8[1]:g})$")
+minimal_beyond_drawings.draw_fig8(fig8, fig8_beta0_angles, fig8_deltas, fig8_beta_star)
 plt.show()
 
 # %% tags=["hide-input"]
@@ -928,8 +648,8 @@ _ = glue("fig8_err", bound(fig8_err, 1e-8))
 _ = glue("fig8_crossings", str(fig8_cross))
 
 # %% tags=["hide-input"]
-_ = record_results({"crossing_draws": len(cross), "crossing_confirmed": confirmed, "a44_missed": missed,
-                    "a44_miss_max": float(misses.max()), "flow_limit_max_error": fl_err, "mdot_max_rel_error": mdot_err,
+_ = record_results({"crossing_draws": lim["cross"], "crossing_confirmed": lim["confirmed"], "a44_missed": lim["missed"],
+                    "a44_miss_max": float(misses.max()), "flow_limit_max_error": lim["fl_err"], "mdot_max_rel_error": mdot_err,
                     "upstream_kernel_change": changes[up], "downstream_direction_ratio": ratios[down], "balanced_direction_ratio": ratios[bal],
                     "fig8_max_error": fig8_err, **verified.summary()})
 

@@ -79,7 +79,7 @@
 # initializations in $[-3, 3]^3$ (`basin_box` $\le 3$, any seed), margins `basin_margin_min` $\ge 0.02$, horizons
 # `basin_T` $\ge 30$, and surface points with $\delta \in [-2, 0]$ integrated to `saddle_T` $\in [8, 16]$ (longer
 # runs drift off the surface along its unstable direction, amplifying the solver's error). The integrators: the
-# closed form is checked against `single_neuron_flow` (DOP853, rtol $10^{-11}$) and the chapter's own integrations;
+# closed form is checked against `single_neuron_flow` (DOP853, rtol $10^{-11}$) and the independent integrations (`minimal_reference`);
 # $\delta$'s drift stays below `drift_tol` there and below `rk4_drift_tol` along the independent fixed-step RK4.
 # CI re-runs the chapter at the edges of these ranges (`book/ci_params/grq_minimal_model.yaml`: $\beta_0$ at cosine
 # $-0.6$ to $\beta^*$, norms 0.8 and 1.25, $\delta$ from $-3.75$ to 8, $T = 40$, the basin box $[-3, 3]^3$, other
@@ -132,75 +132,16 @@ saddle_T = 12.0  # Fig. 7: horizon of the flows started on the surface
 saddle_tol = 1e-3  # fixed before the data: their closest approach to the saddle exceeds the closed-form distance at saddle_T by less than this
 
 # %%
-import math
-import numpy as np
-from markovlib.book import params
-from markovlib.richlazy import minimal_exact
-pos, ranged = params.Real(0.0, math.inf, closed=False, why="a positive tolerance"), "the stated range of the Fig. 3 claims"
-SPEC = params.declare(
-    T=params.Real(20.0, 40.0, why=ranged + " (20 is the paper's)"),
-    n_times=params.Int(11, why="Fig. 3 draws every tenth point as a marker"),
-    deltas=params.RealList(-8.0, 8.0, why="the stated range of the exact-solution checks"),
-    beta_star=params.Pair(-10.0, 10.0, why="a target of moderate size (its norm: see the requirements)"),
-    beta0=params.Pair(-10.0, 10.0, why="a start of moderate size (its norm and angle: see the requirements)"),
-    sheet_deltas=params.RealList(-10.0, 10.0, why="the three surfaces of Fig. 2"),
-    n_samples=params.Int(2, why="d is 2"), seed=params.Int(0, why="any seed"), n_random=params.Int(1, why="a count"),
-    random_delta_max=params.Real(0.0, 5.0, why="the stated range: |delta| <= 5"),
-    rk4_step=params.Real(1e-4, 0.005, why="the drift (order step^4) stays below its tolerance up to 0.005"),
-    drift_tol=pos, rk4_drift_tol=pos, reduced_tol=pos, exact_tol=pos, rounding_tol=pos,
-    lazy_S_max=params.Real(0.0, 1.0, closed=False, why="a kernel distance"),
-    rich_S_min=params.Real(0.0, 1.0, closed=False, why="a kernel distance"),
-    lazy_window=params.Real(0.0, math.inf, closed=False, why="a positive time below T"),
-    c1_min=params.Real(0.01, 1.0, why="the scan's failures lie well below 0.01"),
-    n_cos=params.Int(5, why="both signs of the cosine"),
-    X_lowrank=params.Pair(-10.0, 10.0, why="a sample of moderate size"),
-    y_lowrank=params.Real(-10.0, 10.0, why="a label of moderate size"),
-    beta0_lowrank=params.Pair(-10.0, 10.0, why="a start of moderate size"),
-    T_limit=pos, bias_tol=pos, extreme_delta=params.Real(1e3, 1e9, why="the asymptotic regime of Thm 3.1's limits"),
-    asymptote_tol=pos, n_sweep=params.Int(1, why="a count"), basin_n=params.Int(1, why="a count"),
-    basin_box=params.Real(0.1, 3.0, why="the stated range: boxes up to 3"),
-    n_grid=params.Int(4, why="a grid of the plane (even: see the requirements)"),
-    slice_s=params.Real(0.0, 2.0, why="a plane through the box"), n_plane_traj=params.Int(1, why="a count"),
-    basin_T=params.Real(30.0, 200.0, why="the flows settle on a branch well before T = 30"),
-    basin_margin_min=params.Real(0.02, 1.0, why="the stated range of the basin claims"),
-    surface_deltas=params.RealList(-2.0, 0.0, why="the surface exists for delta <= 0; the stated range"),
-    saddle_T=params.Real(8.0, 16.0, why="longer: the unstable direction amplifies solver error"),
-    saddle_tol=pos,
-    require=[
-        ("lazy_window < T and T / (n_times - 1) <= lazy_window / 5", lambda v: v["lazy_window"] < v["T"] and v["T"] / (
-            v["n_times"] - 1) <= v["lazy_window"] / 5, "at least 5 time points in (0, lazy_window]"),
-        ("deltas sorted, with negative values, 0 and positive values", lambda v: sorted(v["deltas"]) == v["deltas"]
-         and v["deltas"][0] < 0 < v["deltas"][-1] and 0.0 in v["deltas"], "downstream, balanced and upstream"),
-        ("sheet_deltas = [positive, 0, negative]", lambda v: len(v["sheet_deltas"]) == 3 and v["sheet_deltas"][0] > 0
-         and v["sheet_deltas"][1] == 0 and v["sheet_deltas"][2] < 0, "the three surfaces of Fig. 2"),
-        ("|beta0| and |beta_star| in [0.8, 1.25]", lambda v: all(0.8 <= math.hypot(*v[k]) <= 1.25 for k in (
-            "beta0", "beta_star")), ranged),
-        ("cos(beta0, beta_star) in [-0.6, 0.6]", lambda v: abs(np.dot(v["beta0"], v["beta_star"])) <= (0.6 + 1e-12)
-         * math.hypot(*v["beta0"]) * math.hypot(*v["beta_star"]), ranged + ": beyond 1/sqrt(2) the balanced end "
-         "distance (1 - cos^2)/5 is below 0.1"),
-        ("max(deltas) in [3, 8], min(deltas) in [-4, -3 max(|beta0|, |beta_star|)], two deltas <= -1", lambda v: 3.0
-         <= v["deltas"][-1] <= 8.0 and -4.0 <= v["deltas"][0] <= -3.0 * max(math.hypot(*v["beta0"]), math.hypot(
-             *v["beta_star"])) and sum(d <= -1 for d in v["deltas"]) >= 2, ranged),
-        ("y_lowrank X_lowrank^T beta0_lowrank > 0", lambda v: v["y_lowrank"] * np.dot(v["X_lowrank"], v[
-            "beta0_lowrank"]) > 0, "then beta(t) != 0 along every flow, the hypothesis of Thm 3.1"),
-        ("max(C+ / |near|, C- / |along|) / extreme_delta^2 <= 1e-3", lambda v: (lambda C_up, C_down, near, along: max(
-            C_up / np.linalg.norm(near), C_down / np.linalg.norm(along)))(*minimal_exact.asymptote_constants(
-                v["X_lowrank"], v["y_lowrank"], v["beta0_lowrank"])) / v["extreme_delta"] ** 2 <= 1e-3,
-         "C / delta^2 at most 1e-3 of the asymptote's norm: the expansion of the limits in 1/delta^2 holds"),
-        ("n_grid even", lambda v: v["n_grid"] % 2 == 0, "an odd grid holds the saddle a = u = 0"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("grq_minimal_model")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
 # %%
 # %matplotlib inline
 import matplotlib.pyplot as plt
-import torch
+import numpy as np
 from IPython.display import display
-from matplotlib.colors import ListedColormap
-from scipy.integrate import solve_ivp
-from scipy.optimize import brentq
 
 from markovlib.book import explorers, plotting, widgets
 from markovlib.book.formatting import bound, fixed, fraction, yes_no
@@ -208,10 +149,9 @@ from markovlib.book.glue import glue
 from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.numerics.numdiff import fd_hessian
 from markovlib.richlazy import drawings as richlazy_drawings
-from markovlib.richlazy import minimal_model, minimal_regimes
-from markovlib.richlazy.minimal_limits import init_from_product
+from markovlib.richlazy import minimal_bias, minimal_drawings, minimal_exact, minimal_reference, minimal_regimes
+from markovlib.richlazy import minimal_steps
 
 plotting.use_style()
 rng = np.random.default_rng(seed)
@@ -220,10 +160,7 @@ verified = Verification()  # one record per claim; the final cell prints the gen
 # tried (so the printed text is the same everywhere) and below the claim's tolerance (the parameters cell)
 PRINT = dict(drift=5e-10, rk4_drift=5e-9, rk4_end=1e-8, rounding=1e-12, reduced=5e-7, exact=5e-7, tanh=1e-13,
              saddle=6e-4, hess=1e-7, bias=1e-10, root=1e-11, asymptote=1e-9, bal_closed=1e-7)
-bstar = np.array(beta_star)
-b = float(np.linalg.norm(bstar))
-e_star = bstar / b
-e_perp = np.array([-e_star[1], e_star[0]])
+bstar, b = np.array(beta_star), float(np.linalg.norm(beta_star))
 t = np.linspace(0.0, T, n_times)
 delta_scale = max(abs(d) for d in deltas)  # colours: richlazy_drawings.delta_colour(delta, delta_scale)
 
@@ -237,28 +174,9 @@ print(f"X^T X / n - I: {bound(np.abs(X_w.T @ X_w / n_samples - np.eye(2)).max(),
       f"OLS solution - beta*: {bound(np.abs(np.linalg.lstsq(X_w, y_w, rcond=None)[0] - bstar).max(), 1e-12)}")
 
 # %% [markdown]
-# Most checks below compare with the chapter's own integration of the flow, written out here and independent of
-# markovlib: many neurons at once on $L = \tfrac12\beta^\top C\beta - c^\top\beta + $ const, with $C = I$,
+# Most checks below compare with an independent integration of the flow, `minimal_reference.neuron_flows` (scipy
+# DOP853 on the flow written out, no markovlib function under test): many neurons at once on $L = \tfrac12\beta^\top C\beta - c^\top\beta + $ const, with $C = I$,
 # $c = \beta^*$ for the whitened problem and $C = x x^\top$, $c = y x$ for one sample.
-
-# %%
-def neuron_flows(a0, W0, C, c, T_end, n_eval, rtol=1e-10):
-    """Independent reference (do not replace with markovlib): scipy DOP853 on da/dt = -w^T g, dw/dt = -a g,
-    g = C (a w) - c, for many initializations (a0: (N,), W0: (N, 2)) at once; returns a (N, n_eval), W (N, 2, n_eval)."""
-    N = a0.size
-
-    def rhs(_, y):
-        a_, W_ = y[:N], y[N:].reshape(N, 2)
-        r_ = (a_[:, None] * W_) @ C.T - c
-        return np.concatenate([-np.sum(r_ * W_, axis=1), (-a_[:, None] * r_).ravel()])
-
-    sol = solve_ivp(rhs, (0.0, T_end), np.concatenate([a0, W0.ravel()]), method="DOP853", rtol=rtol, atol=rtol / 100,
-                    t_eval=np.linspace(0.0, T_end, n_eval))
-    assert sol.success, sol.message
-    return sol.y[:N], sol.y[N:].reshape(N, 2, n_eval)
-
-
-whitened_flows = lambda a0, W0, T_end, n_eval, rtol=1e-10: neuron_flows(a0, W0, np.eye(2), bstar, T_end, n_eval, rtol)  # noqa: E731,E501
 
 # %% [markdown]
 # (sec-grq-minimal-model-delta)=
@@ -286,65 +204,29 @@ whitened_flows = lambda a0, W0, T_end, n_eval, rtol=1e-10: neuron_flows(a0, W0, 
 # For every data $(X, y)$, rates $\eta_a, \eta_w > 0$ and initialization, the gradient flow of the single neuron
 # keeps $\delta$ of {eq}`grq-eq-delta` fixed at its initial value for all $t \ge 0$.
 # ```
-#
-# The check integrates the flow on random, *non-whitened* data (a $6\times3$ Gaussian $X$ scaled so that the largest
 
 # %% [markdown]
 # The check integrates the flow on random, *non-whitened* data (a $6\times3$ Gaussian $X$ scaled so that the largest
 # eigenvalue of $X^\top X/n$ is 1, $|a_0| \le 1.5$, $\lVert w_0\rVert \le 1.5$) with $\eta_a \ne \eta_w$ in two
-# independent ways. First `single_neuron_flow` (scipy DOP853):
+# independent ways. First `single_neuron_flow` (scipy DOP853; `minimal_steps.delta_drift` draws the data):
 
 # %%
 eta_a, eta_w = 0.5, 2.0  # unequal rates: delta is conserved for any eta_a, eta_w > 0
-X_r = rng.normal(size=(6, 3))
-X_r /= np.sqrt(np.linalg.eigvalsh(X_r.T @ X_r / 6).max())  # scale: the largest eigenvalue of X^T X / n is 1
-y_r = rng.normal(size=6)
-a_r0 = rng.uniform(-1.5, 1.5, n_random)
-w_r0 = rng.normal(size=(n_random, 3))
-w_r0 *= rng.uniform(0.1, 1.5, (n_random, 1)) / np.linalg.norm(w_r0, axis=1, keepdims=True)  # |w0| in [0.1, 1.5]
-drift_flow, flows_r = 0.0, []
-for a0_, w0_ in zip(a_r0, w_r0):
-    a_, w_ = minimal_model.single_neuron_flow(a0_, w0_, X_r, y_r, t, eta_a=eta_a, eta_w=eta_w)
-    d_ = minimal_model.conserved_delta(a_, w_, eta_a, eta_w)
-    drift_flow = max(drift_flow, float(np.max(np.abs(d_ - d_[0]))))
-    flows_r.append((a_, w_))
+drift = minimal_steps.delta_drift(rng, n_random, t, eta_a, eta_w)
+drift_flow = drift["drift"]
 print(f"{n_random} random initializations, 6 x 3 data, eta_a = {eta_a}, eta_w = {eta_w}, t in [0, {T:g}]")
 print(f"  max delta drift, single_neuron_flow: {bound(drift_flow, drift_tol)}")
 
 # %% [markdown]
-# Then a fixed-step RK4 written here on the gradient of a torch loss (autograd, no markovlib code); the two
+# Then a fixed-step RK4 on the gradient of a torch loss (`minimal_reference.torch_rk4_delta_drift`: autograd, no
+# markovlib function under test); the two
 # trajectories must also agree with each other.
 
 # %%
-Xt, yt = torch.tensor(X_r), torch.tensor(y_r)
-rates = torch.tensor([eta_a] + [eta_w] * 3, dtype=torch.float64)
-
-
-def torch_field(theta):
-    """Independent reference (do not replace with markovlib): the rate-scaled autograd gradient flow field."""
-    theta = theta.detach().requires_grad_(True)
-    pred = (theta[:, 1:] * theta[:, :1]) @ Xt.T  # (batch, n): a w^T x_i
-    loss = ((pred - yt) ** 2).sum() / (2 * len(y_r))  # a sum over the batch: independent problems
-    (grad,) = torch.autograd.grad(loss, theta)
-    return -rates * grad
-
-
-theta = torch.tensor(np.column_stack([a_r0, w_r0]))
-rk4_steps = int(np.ceil(T / rk4_step))
-h_rk = T / rk4_steps
-delta_rk0 = eta_w * theta[:, 0] ** 2 - eta_a * (theta[:, 1:] ** 2).sum(1)
-drift_rk = 0.0
-for _ in range(rk4_steps):
-    k1 = torch_field(theta)
-    k2 = torch_field(theta + h_rk / 2 * k1)
-    k3 = torch_field(theta + h_rk / 2 * k2)
-    k4 = torch_field(theta + h_rk * k3)
-    theta = (theta + h_rk / 6 * (k1 + 2 * k2 + 2 * k3 + k4)).detach()
-    d_rk = eta_w * theta[:, 0] ** 2 - eta_a * (theta[:, 1:] ** 2).sum(1)
-    drift_rk = max(drift_rk, float((d_rk - delta_rk0).abs().max()))
-end_flow = np.array([np.concatenate(([a_[-1]], w_[-1])) for a_, w_ in flows_r])
-rk_vs_flow = float(np.abs(theta.numpy() - end_flow).max())
-print(f"  max delta drift, torch RK4 ({rk4_steps} steps): {bound(drift_rk, PRINT['rk4_drift'])}")
+drift_rk, theta_end = minimal_reference.torch_rk4_delta_drift(drift["X"], drift["y"], drift["a0"], drift["W0"], T,
+                                                              rk4_step, eta_a, eta_w)
+rk_vs_flow = float(np.abs(theta_end - drift["end"]).max())
+print(f"  max delta drift, torch RK4 ({int(np.ceil(T / rk4_step))} steps): {bound(drift_rk, PRINT['rk4_drift'])}")
 print(f"  max |RK4 - single_neuron_flow| at t = T: {bound(rk_vs_flow, PRINT['rk4_end'])}")
 
 # %% tags=["hide-input"]
@@ -371,48 +253,11 @@ glue("drift_rk4", bound(drift_rk, PRINT["rk4_drift"]))
 # $\beta_0$ on each (the whitened problem of the parameters cell) and the point of the minima hyperbola it reaches.
 
 # %%
-sheet_runs, sheet_check = {}, 0.0
-for delta in sheet_deltas:
-    a0_, w0_ = init_from_product(beta0, delta)
-    a_, w_ = minimal_model.single_neuron_flow(a0_, w0_, X_w, y_w, t)
-    sheet_check = max(sheet_check, float(np.abs(a_**2 - (w_**2).sum(1) - delta).max()))
-    sheet_runs[delta] = (a0_, w0_, a_, w_)
+sheet_runs, sheet_check = minimal_steps.sheet_runs(beta0, sheet_deltas, X_w, y_w, t)
 print(f"the three drawn trajectories stay on their surfaces: max |a^2 - |w|^2 - delta| {bound(sheet_check, drift_tol)}")
 
 # %%
-fig = plt.figure(figsize=(15, 5.2))
-for k, (delta, (a0_, w0_, a_, w_)) in enumerate(sheet_runs.items()):
-    ax = fig.add_subplot(1, 3, k + 1, projection="3d", computed_zorder=False)
-    th = np.linspace(0, 2 * np.pi, 61)
-    if delta > 0:
-        RR, TH = np.meshgrid(np.linspace(0, 2.2, 25), th)
-        for sgn in (1, -1):
-            ax.plot_surface(RR * np.cos(TH), RR * np.sin(TH), sgn * np.sqrt(delta + RR**2), color="0.8", alpha=0.35,
-                            linewidth=0)
-    else:
-        AA, TH = np.meshgrid(np.linspace(-2.5, 2.5, 41), th)
-        rad = np.sqrt(AA**2 - delta)
-        ax.plot_surface(rad * np.cos(TH), rad * np.sin(TH), AA, color="0.8", alpha=0.35, linewidth=0)
-    a_line = np.concatenate([np.linspace(-2.5, -0.35, 60), np.linspace(0.35, 2.5, 60)])
-    wmin = bstar[None, :] / a_line[:, None]
-    keep = np.linalg.norm(wmin, axis=1) < 2.8
-    for part in (a_line < 0, a_line > 0):
-        sel = part & keep
-        ax.plot(wmin[sel, 0], wmin[sel, 1], a_line[sel], color=plotting.GLOBAL, lw=2.5,
-                label="minima $a w = \\beta^*$" if part[-1] else None)
-    col = richlazy_drawings.delta_colour(delta, delta_scale)
-    ax.plot(w_[:, 0], w_[:, 1], a_, color=col, lw=3, label="gradient flow")
-    ax.scatter(*w0_, a0_, color=col, s=40, edgecolor="k", label="init ($a_0 w_0 = \\beta_0$)")
-    ax.scatter(*w_[-1], a_[-1], color=plotting.GLOBAL, s=50, edgecolor="k", label="limit")
-    ax.set_title(f"$\\delta = {delta:g}$ ({richlazy_drawings.regime_name(delta).split(',')[0]})")
-    ax.set_xlabel("$w_1$")
-    ax.set_ylabel("$w_2$")
-    ax.set_zlabel("$a$")
-    ax.view_init(elev=18, azim=-60)
-    if k == 0:
-        ax.legend(loc="upper left", fontsize=8)
-fig.suptitle("Paper's Fig. 2: the conserved $\\delta$ confines the flow to a hyperboloid "
-             "(two sheets, a double cone, one sheet)")
+minimal_drawings.draw_sheets(sheet_runs, bstar, delta_scale)
 plt.show()
 
 # %% tags=["hide-input"]
@@ -453,21 +298,7 @@ glue("sheet_check", bound(sheet_check, PRINT["drift"]))
 # gradient from torch autograd; and integrating {eq}`grq-eq-2` from $(\mu_0, \phi_0)$ reproduces the full flow.
 
 # %%
-# chain rule by autograd: independent reference (do not replace with markovlib)
-Xw_t, yw_t = torch.tensor(X_w), torch.tensor(y_w)
-bst_t = torch.tensor(bstar)
-chain_err = 0.0
-for _ in range(200):
-    delta_, mu0_, phi0_, a0_, w0_ = minimal_regimes.random_whitened_init(rng, bstar, random_delta_max)
-    th_ = torch.tensor(np.concatenate(([a0_], w0_)), requires_grad=True)
-    loss = ((Xw_t @ (th_[0] * th_[1:]) - yw_t) ** 2).sum() / (2 * n_samples)
-    (g_,) = torch.autograd.grad(loss, th_)
-    th2 = th_.detach().clone().requires_grad_(True)
-    (gmu,) = torch.autograd.grad(th2[0] * th2[1:].norm(), th2)
-    (gphi,) = torch.autograd.grad((th2[1:] @ bst_t) / (th2[1:].norm() * bst_t.norm()), th2)
-    dmu_ref, dphi_ref = float(gmu @ -g_), float(gphi @ -g_)
-    dmu, dphi = minimal_model.reduced_vector_field(mu0_, phi0_, delta_, b)
-    chain_err = max(chain_err, abs(dmu - dmu_ref) / (1 + abs(dmu_ref)), abs(dphi - dphi_ref) / (1 + abs(dphi_ref)))
+chain_err = minimal_steps.reduced_field_error(rng, X_w, y_w, bstar, random_delta_max, n=200)
 print(f"reduced field vs autograd chain rule at 200 random points: max rel. error {bound(chain_err, rounding_tol)}")
 
 # %% [markdown]
@@ -475,14 +306,8 @@ print(f"reduced field vs autograd chain rule at 200 random points: max rel. erro
 # (`minimal_regimes.random_whitened_init`), against the full flow:
 
 # %%
-reduced_err = 0.0
 random_inits = [minimal_regimes.random_whitened_init(rng, bstar, random_delta_max) for _ in range(n_random)]
-for delta_, mu0_, phi0_, a0_, w0_ in random_inits:
-    a_, w_ = minimal_model.single_neuron_flow(a0_, w0_, X_w, y_w, t)
-    mu_f, phi_f = minimal_regimes.mu_phi(a_, w_, bstar)
-    sol = solve_ivp(lambda _, z: np.array(minimal_model.reduced_vector_field(z[0], np.clip(z[1], -1, 1), delta_, b)),
-                    (0, T), [mu0_, phi0_], method="DOP853", t_eval=t, rtol=1e-11, atol=1e-13)
-    reduced_err = max(reduced_err, float(np.abs(sol.y[0] - mu_f).max()), float(np.abs(sol.y[1] - phi_f).max()))
+reduced_err = minimal_steps.reduced_system_error(random_inits, X_w, y_w, bstar, t)
 print(f"integrated reduced system vs full flow, {n_random} random inits: max error {bound(reduced_err, reduced_tol)}")
 
 # %% tags=["hide-input"]
@@ -576,45 +401,18 @@ glue("reduced_err", bound(reduced_err, PRINT["reduced"]))
 # random initializations (whose zero crossings of $a$ are counted), and the $\tanh$ law against the closed form.
 
 # %%
-paper_runs = {}
-for delta in deltas:
-    a0_, w0_ = init_from_product(beta0, delta)
-    a_, w_ = minimal_model.single_neuron_flow(a0_, w0_, X_w, y_w, t)
-    mu_f, phi_f = minimal_regimes.mu_phi(a_, w_, bstar)
-    mu_e, phi_e = minimal_exact.exact_mu_phi(t, delta, b, mu_f[0], phi_f[0])
-    paper_runs[delta] = dict(a=a_, w=w_, mu=mu_f, phi=phi_f, mu_e=mu_e, phi_e=phi_e, a0=a0_, w0=w0_)
-# the reference: the chapter's own integration of the whitened flow (independent of markovlib), rtol 1e-11
-a_ind, W_ind = whitened_flows(np.array([paper_runs[d]["a0"] for d in deltas]),
-                              np.array([paper_runs[d]["w0"] for d in deltas]), T, n_times, rtol=1e-11)
-print(f"{'delta':>6}{'max |mu err|':>15}{'max |phi err|':>15}{'drift':>10}")
-exact_err_paper, drift_paper = 0.0, 0.0
-for i, delta in enumerate(deltas):
-    run = paper_runs[delta]
-    mu_i, phi_i = minimal_regimes.mu_phi(a_ind[i], W_ind[i].T, bstar)
-    em, ep = float(np.abs(mu_i - run["mu_e"]).max()), float(np.abs(phi_i - run["phi_e"]).max())
-    dr = float(np.abs(minimal_model.conserved_delta(run["a"], run["w"]) - delta).max())
-    exact_err_paper, drift_paper = max(exact_err_paper, em, ep), max(drift_paper, dr)
-    print(f"{delta:>6g}{bound(em, exact_tol):>15}{bound(ep, exact_tol):>15}{bound(dr, drift_tol):>10}")
+paper_runs, (a_ind, W_ind), exact_err_paper, drift_paper, table = minimal_steps.paper_runs(
+    beta0, deltas, X_w, y_w, bstar, t, print_tol=exact_tol, drift_tol=drift_tol)
+print(table)
 
 # %% [markdown]
 # The same at the random initializations, counting their zero crossings of $a$, and the $\tanh$ law at three starts:
 
 # %%
-exact_err_random, crossings, au_changes = 0.0, 0, 0
-a_rnd, W_rnd = whitened_flows(np.array([r[3] for r in random_inits]), np.array([r[4] for r in random_inits]), T,
-                              n_times, rtol=1e-11)
-for (delta_, mu0_, phi0_, a0_, w0_), a_, W_ in zip(random_inits, a_rnd, W_rnd):
-    mu_f, phi_f = minimal_regimes.mu_phi(a_, W_.T, bstar)
-    mu_e, phi_e = minimal_exact.exact_mu_phi(t, delta_, b, mu0_, phi0_)
-    exact_err_random = max(exact_err_random, float(np.abs(mu_f - mu_e).max()), float(np.abs(phi_f - phi_e).max()))
-    crossings += bool(np.any(np.sign(a_) != np.sign(a0_)))
-    au_changes = max(au_changes, int(np.count_nonzero(np.diff(np.sign(a_ * (W_.T @ e_star))) != 0)))
+exact_err_random, crossings, au_changes = minimal_steps.random_exact_error(random_inits, bstar, t)
 print(f"random initializations: max error {bound(exact_err_random, exact_tol)}; "
       f"{crossings} of {n_random} flows have a zero crossing of a")
-tanh_err = 0.0
-for mu0_, phi0_ in [(0.05, -0.9), (1.0, 0.0), (2.0, 0.7)]:
-    tanh_err = max(tanh_err, float(np.abs(minimal_exact.exact_mu_phi(t, 0.0, b, mu0_, phi0_)[1]
-                                          - np.tanh(b * t + np.arctanh(phi0_))).max()))
+tanh_err = minimal_steps.tanh_law_error(b, t)
 print(f"balanced tanh law vs the closed form: {bound(tanh_err, 1e-12)}")
 max_delta_drift = max(drift_flow, drift_paper)
 max_exact_vs_flow_error = max(exact_err_paper, exact_err_random)
@@ -622,15 +420,15 @@ max_exact_vs_flow_error = max(exact_err_paper, exact_err_random)
 # %% tags=["hide-input"]
 _ = verified.record("App. A.2: exact (mu, phi) = flow at the paper's deltas", exact_err_paper < exact_tol,
                     check=f"delta in {[float(d) for d in deltas]}, beta0 {list(beta0)}, beta* {list(beta_star)}, T {T:g}; "
-                          "the chapter's own DOP853 integration (rtol 1e-11)",
+                          "the independent DOP853 integration (rtol 1e-11)",
                     measured=bound(exact_err_paper, PRINT["exact"]), tolerance=f"{exact_tol:.0e}", kind="independent")
 _ = verified.record("App. A.2: exact (mu, phi) = flow at random inits, zero crossings of a included",
                     exact_err_random < exact_tol,
                     check=f"{n_random} random inits, |delta| <= {random_delta_max:g}; {crossings} with a crossing; the "
-                          "chapter's own integration",
+                          "independent integration",
                     measured=bound(exact_err_random, PRINT["exact"]), tolerance=f"{exact_tol:.0e}", kind="independent")
 _ = verified.record("Lemma A.1: a u changes sign at most once", au_changes <= 1,
-                    check=f"sign changes of a (w . e) on the time grid of the {n_random} random flows (chapter's integration)",
+                    check=f"sign changes of a (w . e) on the time grid of the {n_random} random flows (independent integration)",
                     measured=f"{au_changes} (most sign changes along one flow)", tolerance="1", kind="independent")
 _ = verified.record("App. A.2.2: balanced tanh law", tanh_err < 1e-12, check="three (mu0, phi0) on [0, T]",
                     measured=bound(tanh_err, PRINT["tanh"]), tolerance="1e-12", kind="independent")
@@ -708,99 +506,63 @@ glue("exact_err", bound(max_exact_vs_flow_error, PRINT["exact"]))
 
 # %%
 rng_basin = np.random.default_rng([seed, 7])  # its own stream: the draws of the later sections do not move
-a_mc = rng_basin.uniform(-basin_box, basin_box, basin_n)
-W_mc = rng_basin.uniform(-basin_box, basin_box, (basin_n, 2))
-grid_1d = np.linspace(-basin_box, basin_box, n_grid)
-U_g, A_g = np.meshgrid(grid_1d, grid_1d)  # the plane s = slice_s: u = w . e along beta*, a
-W_g = U_g[..., None] * e_star + slice_s * e_perp
-ring = np.linspace(0, 2 * np.pi, n_plane_traj, endpoint=False) + np.pi / n_plane_traj
-a_pl, W_pl = 1.9 * np.sin(ring), 1.9 * np.cos(ring)[:, None] * e_star  # the plane s = 0 (the d = 1 dynamics)
-a_all = np.concatenate([a_mc, A_g.ravel(), a_pl])
-W_all = np.concatenate([W_mc, W_g.reshape(-1, 2), W_pl])
-m_all = minimal_exact.basin_margin(a_all, W_all, bstar)
-delta_all = a_all**2 - np.sum(W_all**2, axis=1)
-n_eval_basin = int(round(basin_T / 0.05)) + 1  # time grid for counting the zero crossings of a
-a_tr, W_tr = whitened_flows(a_all, W_all, basin_T, n_eval_basin)
-branch = np.sign(a_tr[:, -1])
-settled = np.abs(a_tr[:, -1]) > 0.1  # on a branch of the minima, not near the saddle set a = 0
-crossings_all = np.sum(np.diff(np.sign(a_tr), axis=1) != 0, axis=1)
-sl_mc, sl_g = slice(0, basin_n), slice(basin_n, basin_n + n_grid**2)
+basin = minimal_steps.basin_flows(rng_basin, bstar, basin_box, basin_n, n_grid, slice_s, n_plane_traj, basin_T)
 
 # %% [markdown]
 # The branch reached against $\operatorname{sign} c_1$, for the Monte Carlo draws and the grid, the zero crossings of
 # $a$, and the upstream flows:
 
 # %%
-rows = []
-for name, sl in (("Monte Carlo", sl_mc), ("grid of the plane s = slice_s", sl_g)):
-    keep = np.abs(m_all[sl]) >= basin_margin_min
-    agree = (branch[sl] == np.sign(m_all[sl])) & settled[sl]
-    k, n_keep = int(np.sum(agree[keep])), int(np.sum(keep))
-    lo, hi = wilson_interval(k, n_keep)
-    rows.append((name, k, n_keep, lo, hi, int(np.sum(~keep))))
+ag, rows = minimal_steps.basin_agreement(basin, basin_margin_min), {}
+for name, key in (("Monte Carlo", "mc"), ("grid of the plane s = slice_s", "grid")):
+    k, n_keep, n_out = ag["rows"][key]
+    rows[key] = (k, n_keep, *wilson_interval(k, n_keep), n_out)
     print(f"{name}: branch reached = sign(c1) for {fraction(k, n_keep)} initializations "
-          f"(95 % Wilson [{fixed(lo, 3)}, {fixed(hi, 3)}]); {int(np.sum(~keep))} within the margin excluded")
-n_changed = int(np.sum((crossings_all[sl_mc] == 1) & (np.abs(m_all[sl_mc]) >= basin_margin_min)))
-sign_change_pred = int(np.sum((m_all[sl_mc] * a_mc < 0) & (np.abs(m_all[sl_mc]) >= basin_margin_min)))
-print(f"Monte Carlo draws where a changes sign: {n_changed} (predicted c1 a0 < 0: {sign_change_pred})")
-max_cross = int(crossings_all.max())
-print(f"zero crossings of a along the {a_all.size} integrated trajectories: at most {max_cross}")
-up = delta_all > 0
-n_sheet_kept = int(np.sum(branch[up] == np.sign(a_all[up])))
-sheet_kept = n_sheet_kept == int(up.sum())
-print(f"delta > 0 ({fraction(int(up.sum()), a_all.size)} trajectories): branch = the starting sheet, "
+          f"(95 % Wilson [{fixed(rows[key][2], 3)}, {fixed(rows[key][3], 3)}]); {n_out} within the margin excluded")
+print(f"Monte Carlo draws where a changes sign: {ag['changed']} (predicted c1 a0 < 0: {ag['predicted']})")
+print(f"zero crossings of a along the {basin['a0'].size} integrated trajectories: at most {ag['max_cross']}")
+sheet_kept = ag["n_sheet_kept"] == ag["n_up"]
+print(f"delta > 0 ({fraction(ag['n_up'], basin['a0'].size)} trajectories): branch = the starting sheet, "
       f"{yes_no(sheet_kept, 'sign a(T) = sign a0 for all')}")
 
 # %% [markdown]
 # Points of the separating surface (`separating_surface`), integrated towards the saddle, against the closed-form
-# distance of item 4 (`minimal_regimes.saddle_distance`):
+# distance of Item 4 (`minimal_regimes.saddle_distance`):
 
 # %%
-a_s, u_s, s_s = minimal_exact.separating_surface(np.array(surface_deltas), 0.7, b)
-W_s = u_s[:, None] * e_star + s_s[:, None] * e_perp
-surf_res = float(np.abs(minimal_exact.basin_margin(a_s, W_s, bstar)).max())
-a_sd, W_sd = whitened_flows(a_s, W_s, saddle_T, 1401)
-w_inf = np.sqrt(-np.array(surface_deltas))[:, None, None] * e_perp[None, :, None]
-saddle_dist = np.sqrt(a_sd**2 + np.sum((W_sd - w_inf) ** 2, axis=1)).min(axis=1)
-saddle_pred = np.array([minimal_regimes.saddle_distance(dl, a0s, saddle_T, b) for dl, a0s in zip(surface_deltas, a_s)])
-saddle_excess = float(np.max(saddle_dist - saddle_pred))
-for dl, dist, pred in zip(surface_deltas, saddle_dist, saddle_pred):
+surf = minimal_steps.surface_to_saddle(surface_deltas, bstar, saddle_T)
+for dl, dist, pred in zip(surface_deltas, surf["closest"], surf["predicted"]):
     print(f"surface point at delta = {dl:g}: closest approach to the saddle (0, sqrt(-delta) e_perp) minus the closed-form "
           f"distance at saddle_T ({pred:.1e}): {bound(max(dist - pred, 0.0), PRINT['saddle'])}")
-print(f"the surface points have c1 = 0: {bound(surf_res, rounding_tol)}")
+print(f"the surface points have c1 = 0: {bound(surf['residual'], rounding_tol)}")
 
 # %% tags=["hide-input"]
-_ = verified.record("App. A.2.5: the branch reached is sign(c1) (Monte Carlo)",
-                    rows[0][1] == rows[0][2] and rows[0][2] > 0,
+measured_basin = {key: f"{fraction(r[0], r[1])} (Wilson [{fixed(r[2], 3)}, {fixed(r[3], 3)}])" for key, r in rows.items()}
+excluded = {key: f"; |c1| < {basin_margin_min:g} excluded ({r[4]})" for key, r in rows.items()}
+_ = verified.record("App. A.2.5: the branch reached is sign(c1) (Monte Carlo)", rows["mc"][0] == rows["mc"][1] > 0,
                     check=f"{basin_n} uniform inits in [-{basin_box:g}, {basin_box:g}]^3 (d = 2), solve_ivp to T = "
-                          f"{basin_T:g}; |c1| < {basin_margin_min:g} excluded ({rows[0][5]})",
-                    measured=f"{fraction(rows[0][1], rows[0][2])} (Wilson [{fixed(rows[0][3], 3)}, {fixed(rows[0][4], 3)}])",
-                    tolerance="all", kind="independent")
-_ = verified.record("App. A.2.5: the branch reached is sign(c1) (grid of a plane)",
-                    rows[1][1] == rows[1][2] and rows[1][2] > 0,
-                    check=f"{n_grid} x {n_grid} grid of (u, a) at s = {slice_s:g}; |c1| < {basin_margin_min:g} "
-                          f"excluded ({rows[1][5]})",
-                    measured=f"{fraction(rows[1][1], rows[1][2])} (Wilson [{fixed(rows[1][3], 3)}, {fixed(rows[1][4], 3)}])",
-                    tolerance="all", kind="independent")
-_ = verified.record("App. A.2.5: a changes sign exactly when c1 a0 < 0", n_changed == sign_change_pred,
+                          f"{basin_T:g}" + excluded["mc"], measured=measured_basin["mc"], tolerance="all", kind="independent")
+_ = verified.record("App. A.2.5: the branch reached is sign(c1) (grid of a plane)", rows["grid"][0] == rows["grid"][1] > 0,
+                    check=f"{n_grid} x {n_grid} grid of (u, a) at s = {slice_s:g}" + excluded["grid"],
+                    measured=measured_basin["grid"], tolerance="all", kind="independent")
+_ = verified.record("App. A.2.5: a changes sign exactly when c1 a0 < 0", ag["changed"] == ag["predicted"],
                     check="Monte Carlo flows outside the margin: sign changes of a on the time grid",
-                    measured=f"{n_changed} observed, {sign_change_pred} predicted", tolerance="equal", kind="independent")
-_ = verified.record("Lemma A.1: a crosses zero at most once along every integrated trajectory", max_cross <= 1,
-                    check=f"sign changes of a on a grid of step 0.05 along all {a_all.size} basin flows",
-                    measured=f"{max_cross} (most zero crossings along one flow)", tolerance="1", kind="independent")
+                    measured=f"{ag['changed']} observed, {ag['predicted']} predicted", tolerance="equal", kind="independent")
+_ = verified.record("Lemma A.1: a crosses zero at most once along every integrated trajectory", ag["max_cross"] <= 1,
+                    check=f"sign changes of a on a grid of step 0.05 along all {basin['a0'].size} basin flows",
+                    measured=f"{ag['max_cross']} (most zero crossings along one flow)", tolerance="1", kind="independent")
 _ = verified.record("App. A.2.5: the separating surface is empty for delta > 0 (the sheet decides)", sheet_kept,
-                    check=f"the {int(up.sum())} basin flows with delta > 0: sign a(T) = sign a0",
-                    measured=f"{n_sheet_kept}/{int(up.sum())} flows end on their starting sheet", tolerance="all",
+                    check=f"the {ag['n_up']} basin flows with delta > 0: sign a(T) = sign a0",
+                    measured=f"{ag['n_sheet_kept']}/{ag['n_up']} flows end on their starting sheet", tolerance="all",
                     kind="identity")  # a^2 = delta + |w|^2 >= delta > 0: a cannot change sign (algebra)
 _ = verified.record("App. A.2.5: from the separating surface the flow goes to the saddle (0, w_inf)",
-                    saddle_excess < saddle_tol and surf_res < rounding_tol,
+                    surf["excess"] < saddle_tol and surf["residual"] < rounding_tol,
                     check=f"points of the surface at delta in {list(surface_deltas)}, solve_ivp to T = {saddle_T:g}; "
                           f"min distance to (0, sqrt(-delta) e_perp) against the closed-form distance at T "
-                          f"(largest {saddle_pred.max():.1e})",
-                    measured=f"{bound(max(saddle_excess, 0.0), PRINT['saddle'])} beyond the closed form",
+                          f"(largest {surf['predicted'].max():.1e})",
+                    measured=f"{bound(max(surf['excess'], 0.0), PRINT['saddle'])} beyond the closed form",
                     tolerance=f"{saddle_tol:.0e} beyond the closed form", kind="independent")
-
-glue("basin_agree", f"{fraction(rows[0][1] + rows[1][1], rows[0][2] + rows[1][2])}")
+glue("basin_agree", f"{fraction(rows['mc'][0] + rows['grid'][0], rows['mc'][1] + rows['grid'][1])}")
 
 # %% [markdown]
 # The figures: first the separating surface in $(w_1, w_2, a)$ with flows coloured by the branch they reach; then,
@@ -808,68 +570,11 @@ glue("basin_agree", f"{fraction(rows[0][1] + rows[1][1], rows[0][2] + rows[1][2]
 # crosses where they disagree outside the margin), and right, the plane $s = 0$, where the dynamics is that of $d = 1$.
 
 # %%
-fig = plt.figure(figsize=(8, 6))
-ax3 = fig.add_subplot(1, 1, 1, projection="3d", computed_zorder=False)
-DD, TT = np.meshgrid(np.linspace(-2.0, 0.0, 21), np.linspace(-1.4, 1.4, 29))
-a_S, u_S, s_S = minimal_exact.separating_surface(DD, TT, b)
-for sgn in (1, -1):  # v = +-s: the two halves of the surface in the plane of w
-    ax3.plot_surface(u_S * e_star[0] + sgn * s_S * e_perp[0], u_S * e_star[1] + sgn * s_S * e_perp[1], a_S,
-                     color=plotting.SADDLE, alpha=0.35, linewidth=0)
-a_line = np.concatenate([np.linspace(-2.5, -0.4, 50), np.linspace(0.4, 2.5, 50)])
-for part, col in ((a_line < 0, plotting.LOCAL), (a_line > 0, plotting.MAXIMA)):
-    wm = bstar[None, :] / a_line[part, None]
-    ax3.plot(wm[:, 0], wm[:, 1], a_line[part], color=col, lw=3)
-sad = np.linspace(-2.2, 2.2, 2)[:, None] * e_perp
-ax3.plot(sad[:, 0], sad[:, 1], [0, 0], color="k", lw=2, label="saddles $a = 0$, $w \\perp \\beta^*$")
-for i in range(min(24, basin_n)):
-    col = plotting.MAXIMA if branch[i] > 0 else plotting.LOCAL
-    ax3.plot(W_tr[i, 0], W_tr[i, 1], a_tr[i], color=col, lw=1)
-    ax3.scatter(W_tr[i, 0, 0], W_tr[i, 1, 0], a_tr[i, 0], color=col, s=10)
-for j in range(len(surface_deltas)):
-    ax3.plot(W_sd[j, 0], W_sd[j, 1], a_sd[j], color="k", lw=2.5, ls="--")
-ax3.set_xlabel("$w_1$")
-ax3.set_ylabel("$w_2$")
-ax3.set_zlabel("$a$")
-ax3.view_init(elev=20, azim=-55)
-ax3.set_title("Paper's Fig. 7: the separating surface (yellow); flows by branch (blue $a > 0$, red $a < 0$)")
-ax3.legend(loc="upper left", fontsize=8)
+minimal_drawings.draw_separating_surface(basin, surf, bstar)
 plt.show()
 
 # %%
-basin_cmap = ListedColormap([plotting.LOCAL, plotting.MAXIMA])  # red: a < 0 branch, blue: a > 0 branch
-fig, (ax2, ax1) = plt.subplots(1, 2, figsize=(12, 5.4), layout="constrained")
-reached = branch[sl_g].reshape(n_grid, n_grid)
-step = grid_1d[1] - grid_1d[0]
-ext = [grid_1d[0] - step / 2, grid_1d[-1] + step / 2] * 2
-ax2.imshow(reached, origin="lower", extent=ext, cmap=basin_cmap, vmin=-1, vmax=1, alpha=0.55, aspect="auto")
-fine = np.linspace(-basin_box, basin_box, 301)
-UF, AF = np.meshgrid(fine, fine)
-MF = minimal_exact.basin_margin(AF, UF[..., None] * e_star + slice_s * e_perp, bstar)
-ax2.contour(UF, AF, MF, levels=[0.0], colors="k", linewidths=2)
-wrong = (reached.ravel() != np.sign(m_all[sl_g])) & (np.abs(m_all[sl_g]) >= basin_margin_min)
-ax2.scatter(U_g.ravel()[wrong], A_g.ravel()[wrong], marker="x", color="k", s=30)
-ax2.plot([], [], color="k", lw=2, label="predicted surface $c_1 = 0$")
-ax2.set_xlabel("$u = w^\\top\\beta^*/\\|\\beta^*\\|$")
-ax2.set_ylabel("$a$")
-ax2.set_title(f"the plane $s = {slice_s:g}$: branch reached by the flow (colour)")
-ax2.legend(loc="upper left", fontsize=8)
-
-sl_p = slice(basin_n + n_grid**2, None)
-for a_i, W_i, br in zip(a_tr[sl_p], W_tr[sl_p], branch[sl_p]):
-    ax1.plot(W_i.T @ e_star, a_i, color=plotting.MAXIMA if br > 0 else plotting.LOCAL, lw=1.5)
-    ax1.scatter(W_i[:, 0] @ e_star, a_i[0], color="k", s=12, zorder=5)
-ax1.plot([-2.2, 2.2], [2.2, -2.2], color="k", lw=2, label="$\\Sigma$: $a = -u$ ($\\delta = 0$)")
-uu = np.linspace(0.35, 2.4, 60)
-ax1.plot(uu, b / uu, color=plotting.MAXIMA, lw=4, alpha=0.4, label="minima, $a > 0$")
-ax1.plot(-uu, -b / uu, color=plotting.LOCAL, lw=4, alpha=0.4, label="minima, $a < 0$")
-ax1.set_xlim(-2.4, 2.4)
-ax1.set_ylim(-2.4, 2.4)
-ax1.set_aspect("equal")
-ax1.set_xlabel("$u$ ($s = 0$: the dynamics of $d = 1$)")
-ax1.set_ylabel("$a$")
-ax1.set_title("$s = 0$: the basins are half-planes")
-ax1.legend(loc="lower left", fontsize=8)
-fig.suptitle("Paper's Fig. 7: the basins in two planes (blue: the branch $a > 0$, red: $a < 0$)")
+minimal_drawings.draw_basin_planes(basin, bstar, slice_s, basin_margin_min)
 plt.show()
 
 # %% [markdown]
@@ -925,34 +630,14 @@ plt.show()
 # from these closed forms at the paper's values.
 
 # %%
-S_err, S_theory, S_flow, beta_theory = 0.0, {}, {}, {}
-for delta, run in paper_runs.items():
-    S_th, beta_th = minimal_regimes.kernel_distance_curve(t, delta, bstar, run["mu"][0], run["phi"][0], run["w0"])
-    K0 = minimal_model.ntk(X_w, run["a"][0], run["w"][0])
-    S_fl = np.array([minimal_model.kernel_distance(K0, minimal_model.ntk(X_w, ak, wk)) for ak, wk in zip(run["a"], run["w"])])
-    S_err = max(S_err, float(np.abs(S_th - S_fl).max()))
-    S_theory[delta], S_flow[delta], beta_theory[delta] = S_th, S_fl, beta_th
+S_err, S_theory, S_flow, beta_theory = minimal_steps.kernel_curves(paper_runs, X_w, bstar, t)
 print(f"theory vs flow kernel distance: {bound(S_err, exact_tol)}")
 
 # %% [markdown]
 # The figure is the paper's Fig. 3: $\mu$, $\phi$ and $S(0, t)$ of the flows (markers) over the closed forms (dashed).
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 4.3), layout="constrained")
-marks = slice(0, None, max(1, n_times // 25))
-for delta, run in paper_runs.items():
-    col = richlazy_drawings.delta_colour(delta, delta_scale)
-    for ax, flow_y, th_y in zip(axes, (run["mu"], run["phi"], S_flow[delta]), (run["mu_e"], run["phi_e"], S_theory[delta])):
-        ax.plot(t[marks], flow_y[marks], "o", color=col, ms=4, label=f"$\\delta = {delta:g}$")
-        ax.plot(t, th_y, "--", color="k", lw=1)
-axes[0].set_ylabel("$\\mu = a\\,\\|w\\|$")
-axes[1].set_ylabel("$\\phi = \\cos(w, \\beta^*)$")
-axes[2].set_ylabel("kernel distance $S(0, t)$")
-for ax in axes:
-    ax.set_xlabel("$t$")
-axes[2].plot([], [], "--", color="k", lw=1, label="exact solution")
-axes[2].legend(fontsize=8, ncol=2)
-fig.suptitle("Paper's Fig. 3: flow (markers, colour by $\\delta$) and the exact solutions (dashed)")
+minimal_drawings.draw_fig3(t, paper_runs, S_flow, S_theory, delta_scale)
 plt.show()
 
 # %% [markdown]
@@ -964,36 +649,28 @@ plt.show()
 
 # %%
 S_end = {d: minimal_regimes.end_kernel_distance(d, paper_runs[d]["a0"], paper_runs[d]["w0"], bstar) for d in deltas}
-d_max, d_min = max(deltas), min(deltas)
-regime_args = (t, deltas, bstar, lazy_window, c1_min)
-st = minimal_regimes.regime_stats(np.array(beta0), S_flow, S_end, *regime_args)
-st_theory = minimal_regimes.regime_stats(np.array(beta0), S_theory, S_end, *regime_args, exact=True)
+d_max, d_min, r0 = max(deltas), min(deltas), float(np.linalg.norm(beta0))
+st = minimal_regimes.regime_stats(np.array(beta0), S_flow, S_end, t, deltas, bstar, lazy_window, c1_min)
+st_theory = minimal_regimes.regime_stats(np.array(beta0), S_theory, S_end, t, deltas, bstar, lazy_window, c1_min, exact=True)
 upstream_S, balanced_S, down_early, down_end = st["up"], st["bal"], st["early"], st["down_end"]
 half_times = st_theory["half"]
 order_asserted = not st["crossing"] and not st["near"]
 rich_asserted = abs(st["c1"][d_min]) >= c1_min  # the most downstream run is away from the separating surface
-# zero crossings of a along the paper-delta flows (the chapter's own integration) against eq. grq-eq-cos-c
-cross_obs = [bool(np.any(np.sign(a_ind[i]) != np.sign(a_ind[i][0]))) for i in range(len(deltas))]
-cross_pred = [st["cos"] < minimal_exact.crossing_cosine(d, float(np.linalg.norm(beta0)), b) for d in deltas]
-n_cross_ok = sum(o == p_ for o, p_ in zip(cross_obs, cross_pred))
+# zero crossings of a along the paper-delta flows (the independent integration) against eq. grq-eq-cos-c
+cross_obs = [bool(np.any(np.sign(a_i) != np.sign(a_i[0]))) for a_i in a_ind]
+n_cross_ok = sum(o == (st["cos"] < minimal_exact.crossing_cosine(d, r0, b)) for o, d in zip(cross_obs, deltas))
 
 # %% [markdown]
 # The table of the paper's $\delta$ values at this $\beta_0$:
 
 # %%
 print(f"cos(beta0, beta*) = {fixed(st['cos'], 3)}")
-print(f"{'delta':>6}{'S(0, T) flow':>14}{'S(0, inf) closed form':>23}{'half-rise time':>16}{'c1':>9}{'cos_c':>8}{'a crosses 0':>13}")
-for i, d in enumerate(deltas):
-    ht = fixed(half_times[d], 1) if d in half_times and np.isfinite(half_times[d]) else "-"
-    cc = fixed(minimal_exact.crossing_cosine(d, float(np.linalg.norm(beta0)), b), 3) if d < 0 else "< -1"
-    print(f"{d:>6g}{fixed(S_flow[d][-1], 3):>14}{fixed(S_end[d], 4):>23}{ht:>16}{fixed(st['c1'][d], 3):>9}{cc:>8}"
-          f"{'yes' if cross_obs[i] else 'no':>13}")
+print(minimal_steps.regime_table(deltas, S_flow, S_end, half_times, st["c1"], cross_obs, r0, b))
 print(f"balanced: S(0, T) {fixed(balanced_S, 4)}, closed form (1 - cos^2)/5 = {fixed(st['bal_closed'], 4)}")
-if st["crossing"]:
-    print(f"the flows at delta = {st['crossing']} cross a = 0: the delay ordering is not a claim here (half-rise times above)")
-elif st["near"]:
-    print(f"the flows at delta = {st['near']} start within c1_min of the separating surface: the delay ordering is not a "
-          f"claim here (half-rise times above)")
+if st["crossing"] or st["near"]:
+    why = "cross a = 0" if st["crossing"] else "start within c1_min of the separating surface"
+    print(f"the flows at delta = {st['crossing'] or st['near']} {why}: the delay ordering is not a claim here "
+          f"(half-rise times above)")
 if not rich_asserted:
     print(f"the most downstream run starts at |c1| = {fixed(abs(st['c1'][d_min]), 4)} < c1_min from the separating surface: "
           f"it lingers near the saddle a = 0; S(0, T) = {fixed(down_end, 3)} is reported, not asserted")
@@ -1026,7 +703,7 @@ if order_asserted:
                         measured=", ".join(fixed(half_times[d], 2) for d in sorted(half_times)),
                         tolerance="increasing with |delta|", kind="same code")
 _ = verified.record("Eq. (grq-eq-cos-c): a crosses zero iff cos(beta0, beta*) < cos_c(delta)", n_cross_ok == len(deltas),
-                    check="sign changes of a along the chapter's own integration of the paper-delta flows",
+                    check="sign changes of a along the independent integration of the paper-delta flows",
                     measured=f"{n_cross_ok}/{len(deltas)} flows as predicted ({sum(cross_obs)} cross)", tolerance="all",
                     kind="independent")
 glue("fig3_cos", fixed(st["cos"], 2))
@@ -1039,7 +716,7 @@ glue("fig3_S_down", fixed(down_end, 3))
 # cosines $\cos(\beta_0, \beta^*) \in [-0.6, 0.6]$ (same $\lVert\beta_0\rVert$, $\beta^*$, $\delta$ values and $T$), from
 # the closed forms of {prf:ref}`grq-thm-a2`. For each cosine it asserts the unconditional claims, the delay ordering
 # where no downstream flow crosses $a = 0$ and "rich by $T$" where $|c_1(\delta_{min})| \ge$ `c1_min`. The zero
-# crossings themselves are counted along the chapter's own integration of every scanned flow and compared with
+# crossings themselves are counted along the independent integration of every scanned flow and compared with
 # {eq}`grq-eq-cos-c`.
 
 # %%
@@ -1062,20 +739,13 @@ print(f"  where some flow crosses a = 0 ({n_cos - n_order} cosines), the half-ri
       + (", ".join(not_ordered) if not_ordered else "none"))
 
 # %% [markdown]
-# The zero crossings, counted along the chapter's own integration of every scanned downstream flow, against
+# The zero crossings, counted along the independent integration of every scanned downstream flow, against
 # {eq}`grq-eq-cos-c` (flows started within $10^{-4}$ of the surface itself go to the saddle and are left out):
 
 # %%
-neg = [d for d in deltas if d < 0]
-inits = [(c, d, *init_from_product(minimal_regimes.beta0_at_cosine(c, beta0, bstar), d)) for c in cos_scan for d in neg]
-a_sc, _ = whitened_flows(np.array([x[2] for x in inits]), np.array([x[3] for x in inits]), T, int(round(T / 0.05)) + 1)
-c1_sc = np.array([float(minimal_exact.basin_margin(x[2], x[3], bstar)) for x in inits])
-obs_sc = np.any(np.sign(a_sc) != np.sign(a_sc[:, :1]), axis=1)
-pred_sc = np.array([x[0] < minimal_exact.crossing_cosine(x[1], r0, b) for x in inits])
-keep_sc = np.abs(c1_sc) >= 1e-4  # on the surface itself (c1 = 0) the flow goes to the saddle: excluded
-n_sc_ok = int(np.sum((obs_sc == pred_sc)[keep_sc]))
-print(f"  zero crossings of a: {n_sc_ok}/{int(keep_sc.sum())} scanned downstream flows as eq. grq-eq-cos-c predicts "
-      f"({int(obs_sc.sum())} cross; {int((~keep_sc).sum())} within 1e-4 of the surface excluded)")
+sc = minimal_steps.scan_crossings(cos_scan, beta0, bstar, deltas, T)
+print(f"  zero crossings of a: {sc['agree']}/{sc['kept']} scanned downstream flows as eq. grq-eq-cos-c predicts "
+      f"({sc['crossed']} cross; {sc['excluded']} within 1e-4 of the surface excluded)")
 
 # %% tags=["hide-input"]
 _ = verified.record("Fig. 3 over the cosine range: lazy upstream, rich balanced ((1 - cos^2)/5), lazy downstream at first, "
@@ -1092,10 +762,10 @@ _ = verified.record("Fig. 3 over the cosine range: the delay grows with |delta| 
                     check=f"closed-form half-rise times at the {n_order} cosines without a crossing or a flow near the surface",
                     measured=f"{n_order - len(scan_fail['order'])}/{n_order} cosines", tolerance="all", kind="same code")
 _ = verified.record("Eq. (grq-eq-cos-c) over the cosine range: a crosses zero iff cos < cos_c(delta)",
-                    n_sc_ok == int(keep_sc.sum()) and keep_sc.sum() > 0,
-                    check=f"the chapter's own integration of {len(inits)} flows ({n_cos} cosines x the deltas < 0)",
-                    measured=f"{n_sc_ok}/{int(keep_sc.sum())} flows as predicted", tolerance="all", kind="independent")
-glue("cross_scan", f"{n_sc_ok}/{int(keep_sc.sum())}")
+                    sc["agree"] == sc["kept"] > 0,
+                    check=f"the independent integration of {sc['flows']} flows ({n_cos} cosines x the deltas < 0)",
+                    measured=f"{sc['agree']}/{sc['kept']} flows as predicted", tolerance="all", kind="independent")
+glue("cross_scan", f"{sc['agree']}/{sc['kept']}")
 
 # %% [markdown]
 # Where, over the corners of the range, can "the most downstream run is rich by $T$" fail? The closed forms at the
@@ -1151,23 +821,7 @@ glue("scan_cos_c_min", fixed(cos_c_min, 3))
 # of $a^2/\delta$ and $\lVert w\rVert^2/\delta$, both limits are reached at rate $\lVert\beta\rVert^2/\delta^2$.
 
 # %%
-M_err, flow_err = 0.0, 0.0
-for _ in range(100):
-    a_, w_ = rng.normal(), rng.normal(size=2)
-    th_ = torch.tensor(np.concatenate(([a_], w_)))
-    # independent reference (do not replace with markovlib): M = J J^T from the autograd Jacobian of beta = a w
-    J = torch.autograd.functional.jacobian(lambda p: p[0] * p[1:], th_).numpy()
-    M_ref = J @ J.T
-    M = minimal_model.function_space_M(a_ * w_, minimal_model.conserved_delta(a_, w_))
-    M_err = max(M_err, float(np.abs(M - M_ref).max() / (1 + np.abs(M_ref).max())))
-    # and the function-space flow: d(a w)/dt from the autograd parameter gradient = -M grad_beta L
-    th2 = th_.clone().requires_grad_(True)
-    beta_t = th2[0] * th2[1:]
-    loss = ((Xw_t @ beta_t - yw_t) ** 2).sum() / (2 * n_samples)
-    (gth,) = torch.autograd.grad(loss, th2)
-    beta_dot = (J @ (-gth.numpy()))
-    g_beta = X_w.T @ (X_w @ (a_ * w_) - y_w) / n_samples
-    flow_err = max(flow_err, float(np.abs(beta_dot + M @ g_beta).max() / (1 + np.abs(beta_dot).max())))
+M_err, flow_err = minimal_bias.function_space_error(rng, X_w, y_w, n=100)
 print(f"M(beta, delta) vs J J^T (autograd), 100 random (a, w): max rel. error {bound(M_err, rounding_tol)}")
 print(f"d beta/dt (autograd) + M grad_beta L: max rel. error {bound(flow_err, rounding_tol)}")
 
@@ -1175,12 +829,7 @@ print(f"d beta/dt (autograd) + M grad_beta L: max rel. error {bound(flow_err, ro
 # The two lazy limits of $M$, at $|\delta| = 10, \dots, 10^6$, with the predicted log-log slope $-2$:
 
 # %%
-beta_probe = np.array([0.6, -0.8])
-big = 10.0 ** np.arange(1, 7)
-up_dev = np.array([np.abs(minimal_model.function_space_M(beta_probe, d) / d - np.eye(2)).max() for d in big])
-down_dev = np.array([np.abs(minimal_model.function_space_M(beta_probe, -d) / d - np.outer(beta_probe, beta_probe)).max() for d in big])
-slope_up = float(np.polyfit(np.log10(big), np.log10(up_dev), 1)[0])
-slope_down = float(np.polyfit(np.log10(big), np.log10(down_dev), 1)[0])
+slope_up, slope_down = minimal_bias.lazy_limit_slopes(np.array([0.6, -0.8]), 10.0 ** np.arange(1, 7))
 print(f"|M/delta - I| for delta = 1e1..1e6: log-log slope {fixed(slope_up, 2)} (predicted -2); "
       f"|M/|delta| - beta_hat beta_hat^T| for delta = -1e1..-1e6: slope {fixed(slope_down, 2)} (predicted -2)")
 
@@ -1257,7 +906,7 @@ glue("M_slopes", f"{fixed(slope_up, 2)} and {fixed(slope_down, 2)}")
 # $\beta = 0$ (App. A.4.4), where the theorem's hypothesis fails; that case is not covered here.
 #
 # The checks: the Hessian identity by finite differences of $q_\delta(\lVert\beta\rVert)$ from {eq}`grq-eq-q` (so the
-# closed form of $q$ is checked too); the flow limits at $T_{limit}$ (the chapter's own integration of the one-sample
+# closed form of $q$ is checked too); the flow limits at $T_{limit}$ (the independent integration of the one-sample
 # flow) against `implicit_bias_limit`
 # (Newton on the null space), and both against an independent scalar root search (`brentq`) of
 # $n^\top\nabla\Psi_\delta(\beta_p + z n) = 0$ on the 1-D null space $\{\beta_p + z n\}$ of the Fig. 4 problem.
@@ -1281,20 +930,9 @@ glue("M_slopes", f"{fixed(slope_up, 2)} and {fixed(slope_down, 2)}")
 # $C_\pm/\delta^2$ is at most $10^{-3}$ of the asymptote's norm.
 
 # %%
-hess_err = 0.0
-for _ in range(40):
-    delta_ = rng.uniform(-4, 4)
-    ang = rng.uniform(0, 2 * np.pi)
-    beta_ = rng.uniform(0.3, 2.0) * np.array([np.cos(ang), np.sin(ang)])  # |beta| in [0.3, 2]: FD truncation small
-    q_of = lambda v: float(minimal_exact.q_delta(np.linalg.norm(v), delta_))  # noqa: E731
-    H = (4 * fd_hessian(q_of, beta_, h=1e-3) - fd_hessian(q_of, beta_, h=2e-3)) / 3  # Richardson: error O(h^4)
-    S_ = np.hypot(delta_, 2 * np.linalg.norm(beta_))
-    a2 = (S_ + delta_) / 2
-    bh_ = beta_ / np.linalg.norm(beta_)
-    M_ = (S_ + delta_) / 2 * np.eye(2) + (S_ - delta_) / 2 * np.outer(bh_, bh_)  # eq. grq-eq-4, written out here
-    H_ref = 1.5 * np.sqrt(a2) * np.linalg.inv(M_)
-    hess_err = max(hess_err, float(np.abs(H - H_ref).max() / np.abs(H_ref).max()))
-print(f"Hessian of q_delta(|beta|) vs (3/2)|a| M^-1, 40 random (beta, delta), |beta| in [0.3, 2]: max rel. error {bound(hess_err, PRINT['hess'])}")
+hess_err = minimal_bias.hessian_identity_error(rng, n=40)
+print(f"Hessian of q_delta(|beta|) vs (3/2)|a| M^-1, 40 random (beta, delta), |beta| in [0.3, 2]: "
+      f"max rel. error {bound(hess_err, PRINT['hess'])}")
 
 # %% tags=["hide-input"]
 _ = verified.record("Thm 3.1 (key step): Hess q_delta(|beta|) = (3/2)|a| M^-1, with q_delta in closed form",
@@ -1303,46 +941,16 @@ _ = verified.record("Thm 3.1 (key step): Hess q_delta(|beta|) = (3/2)|a| M^-1, w
                     kind="independent")
 
 # %% [markdown]
-# The Fig. 4 problem: one sample, its null-space direction $n$, the minimum-norm interpolant $\beta_p$, and the
-# derivative of $\Psi_\delta$ along the line of interpolants, written out here for the independent root search.
+# The Fig. 4 problem has one sample, its null-space direction $n$ and the minimum-norm interpolant $\beta_p$.
+# `minimal_bias.lowrank_limits` integrates its flows (`neuron_flows` with $C = x x^\top$, $c = y x$, rtol $10^{-12}$)
+# to `T_limit` at each $\delta$ and compares them with `implicit_bias_limit`, and that with the independent root
+# search on the line of interpolants (`minimal_reference.psi_null_root`, the derivative of $\Psi_\delta$ along it
+# written out):
 
 # %%
-x_l = np.array(X_lowrank)
-b0_l = np.array(beta0_lowrank)
-X_l = x_l[None, :]
-y_l = np.array([y_lowrank])
-n_vec = np.array([-x_l[1], x_l[0]]) / np.linalg.norm(x_l)
-beta_p = y_lowrank * x_l / (x_l @ x_l)  # the min-norm interpolant, beta* of the authors' code
-qp = lambda r, d: 1.5 * np.sqrt(np.sqrt(r**2 + d**2 / 4) - d / 2)  # noqa: E731, q_delta' written out
-
-
-def dpsi_null(z, delta):
-    """independent reference (do not replace with markovlib): d/dz Psi_delta(beta_p + z n)."""
-    beta = beta_p + z * n_vec
-    r = np.linalg.norm(beta)
-    return qp(r, delta) * (beta @ n_vec) / r - qp(np.linalg.norm(b0_l), delta) * (b0_l @ n_vec) / np.linalg.norm(b0_l)
-
-# %% [markdown]
-# The flows of the one-sample problem (the chapter's `neuron_flows` with $C = x x^\top$, $c = y x$, rtol $10^{-12}$)
-# to `T_limit` at each $\delta$, against `implicit_bias_limit` and the root search:
-
-# %%
-inits_l = [init_from_product(b0_l, delta) for delta in deltas]
-a_l, W_l = neuron_flows(np.array([p[0] for p in inits_l]), np.array([p[1] for p in inits_l]), np.outer(x_l, x_l),
-                        y_lowrank * x_l, T_limit, 2001, rtol=1e-12)
-bias_err, root_err, converged, lowrank_runs = 0.0, 0.0, 0.0, {}
-print(f"{'delta':>6}{'flow limit':>22}{'argmin Psi':>22}{'|flow - argmin|':>17}{'|root - argmin|':>17}")
-for j, delta in enumerate(deltas):
-    beta_t = (a_l[j][:, None] * W_l[j].T)
-    lim = minimal_exact.implicit_bias_limit(X_l, y_l, b0_l, delta)
-    z = brentq(dpsi_null, -20.0, 20.0, args=(delta,), xtol=1e-14, rtol=1e-15)
-    e_flow = float(np.abs(beta_t[-1] - lim).max())
-    e_root = float(np.abs(beta_p + z * n_vec - lim).max())
-    converged = max(converged, float(np.abs(beta_t[-1] - beta_t[-101]).max()))
-    bias_err, root_err = max(bias_err, e_flow), max(root_err, e_root)
-    lowrank_runs[delta] = (beta_t, lim)
-    print(f"{delta:>6g}   ({fixed(beta_t[-1, 0], 4)}, {fixed(beta_t[-1, 1], 4)})   ({fixed(lim[0], 4)}, {fixed(lim[1], 4)})"
-          f"{bound(e_flow, bias_tol):>17}{bound(e_root, 1e-10):>17}")
+lowrank = minimal_bias.lowrank_limits(X_lowrank, y_lowrank, beta0_lowrank, deltas, T_limit, print_tol=bias_tol)
+bias_err, root_err, converged = lowrank["bias_err"], lowrank["root_err"], lowrank["converged"]
+print(lowrank["table"])
 print(f"flows settled: max |beta(T_limit) - beta(0.95 T_limit)| {bound(converged, 1e-8)}")
 max_implicit_bias_error = bias_err
 
@@ -1361,35 +969,22 @@ glue("bias_err", bound(bias_err, PRINT["bias"]))
 # (`minimal_exact.asymptote_constants`), and a sweep of the limit along the null space over $\delta$:
 
 # %%
-asym_C_up, asym_C_down, near, along = minimal_exact.asymptote_constants(x_l, y_lowrank, b0_l)
-lim_up = minimal_exact.implicit_bias_limit(X_l, y_l, b0_l, extreme_delta)
-lim_down = minimal_exact.implicit_bias_limit(X_l, y_l, b0_l, -extreme_delta)
-up_gap, down_gap = float(np.abs(lim_up - near).max()), float(np.abs(lim_down - along).max())
-# the derived leading terms C_+- / delta^2 (validation cell, written out there) and the solver floor
-pred_up = asym_C_up * np.abs(n_vec).max() / extreme_delta**2
-pred_down = asym_C_down * np.abs(n_vec).max() / extreme_delta**2
-dev_up, dev_down = abs(up_gap - pred_up), abs(down_gap - pred_down)
-tol_up = 0.1 * pred_up + asymptote_tol * np.linalg.norm(near)  # 10 %: the next term is relatively O(C/delta^2 / |limit|)
-tol_down = 0.1 * pred_down + asymptote_tol * np.linalg.norm(along)
-glue("asym_C", f"C+ = {asym_C_up * np.abs(n_vec).max():.2g}, C- = {asym_C_down * np.abs(n_vec).max():.2g}")
-asym_ok = dev_up <= tol_up and dev_down <= tol_down
-sweep = np.concatenate([-np.logspace(3, -2, n_sweep // 2), [0.0], np.logspace(-2, 3, n_sweep // 2)])
-z_sweep = np.array([(minimal_exact.implicit_bias_limit(X_l, y_l, b0_l, d) - beta_p) @ n_vec for d in sweep])
-n_in_order = int(np.sum(np.diff(z_sweep) * np.sign((near - along) @ n_vec) >= -1e-12))
-monotone = n_in_order == z_sweep.size - 1
+asym = minimal_bias.asymptotes(X_lowrank, y_lowrank, beta0_lowrank, extreme_delta, asymptote_tol, n_sweep)
+(pred_up, pred_down), (dev_up, dev_down), (tol_up, tol_down) = asym["pred"], asym["dev"], asym["tol"]
 print(f"delta = +{extreme_delta:g}: |limit - interpolant closest to beta0| minus C+/delta^2 ({pred_up:.2e}): "
       f"{bound(dev_up, 0.5 * tol_up)}")
 print(f"delta = -{extreme_delta:g}: |limit - interpolant along beta0| minus C-/delta^2 ({pred_down:.2e}): "
       f"{bound(dev_down, 0.5 * tol_down)}")
-print(f"the limit moves monotonically along the null space from one to the other as delta grows: {yes_no(monotone)}")
+print(f"the limit moves monotonically along the null space from one to the other as delta grows: {yes_no(asym['monotone'])}")
 
 # %% tags=["hide-input"]
+glue("asym_C", f"C+ = {asym['C'][0]:.2g}, C- = {asym['C'][1]:.2g}")
 _ = verified.record("Thm 3.1: limits interpolate from the beta0 direction (delta -> -inf) to the closest interpolant (delta -> +inf)",
-                    asym_ok and monotone,
+                    asym["ok"] and asym["monotone"],
                     check=f"implicit_bias_limit at |delta| = {extreme_delta:g}: distance to the closed-form asymptotes against "
-                          f"the derived C/delta^2 ({pred_up:.1e}, {pred_down:.1e}); monotone sweep of {sweep.size} deltas",
+                          f"the derived C/delta^2 ({pred_up:.1e}, {pred_down:.1e}); monotone sweep of {asym['sweep'].size} deltas",
                     measured=f"{bound(dev_up, 0.5 * tol_up)}; {bound(dev_down, 0.5 * tol_down)} from C/delta^2; "
-                             f"{n_in_order}/{z_sweep.size - 1} steps in order",
+                             f"{asym['in_order']}/{asym['z'].size - 1} steps in order",
                     tolerance=f"10 % of C/delta^2 + {asymptote_tol:.0e} |limit|", kind="independent")
 
 # %% [markdown]
@@ -1401,56 +996,11 @@ _ = verified.record("Thm 3.1: limits interpolate from the beta0 direction (delta
 # space against $\delta$.
 
 # %%
-fig, (ax_l, ax_r) = plt.subplots(1, 2, figsize=(14, 6.5), layout="constrained")
-for delta, run in paper_runs.items():
-    col = richlazy_drawings.delta_colour(delta, delta_scale)
-    beta_f = run["a"][:, None] * run["w"]
-    ax_l.plot(beta_f[:, 0], beta_f[:, 1], color=col, lw=3, label=f"$\\delta = {delta:g}$")
-    ax_l.plot(beta_theory[delta][:, 0], beta_theory[delta][:, 1], "--", color="k", lw=1)
-ax_l.scatter(*bstar, color=plotting.GLOBAL, s=90, zorder=5, label="$\\beta^*$")
-ax_l.scatter(*beta0, color="0.5", s=90, zorder=5, label="$\\beta_0$")
-ax_l.set_title("whitened $X$: flow (solid), exact solution (dashed)")
-ax_l.set_xlabel("$\\beta_1$")
-ax_l.set_ylabel("$\\beta_2$")
-ax_l.set_aspect("equal")
-ax_l.legend(fontsize=8)
-zz = np.linspace(-3.0, 3.0, 10) * np.linalg.norm(near - along)
-line = beta_p[None, :] + zz[:, None] * n_vec[None, :]
-ax_r.plot(line[:, 0], line[:, 1], color=plotting.GLOBAL, lw=4, alpha=0.5, label="interpolants $x^\\top\\beta = y$")
-for delta, (beta_t, lim) in lowrank_runs.items():
-    col = richlazy_drawings.delta_colour(delta, delta_scale)
-    ax_r.plot(beta_t[:, 0], beta_t[:, 1], color=col, lw=3, label=f"$\\delta = {delta:g}$")
-    ax_r.scatter(*lim, color="k", s=30, zorder=6)
-ax_r.plot(*np.stack([b0_l, near]).T, ":", color="k")
-ax_r.plot(*np.stack([b0_l, along]).T, ":", color="k")
-ax_r.scatter(*near, marker="s", color="k", s=50, zorder=6, label="$\\delta \\to +\\infty$: closest to $\\beta_0$")
-ax_r.scatter(*along, marker="^", color="k", s=60, zorder=6, label="$\\delta \\to -\\infty$: along $\\beta_0$")
-ax_r.scatter(*b0_l, color="0.5", s=90, zorder=5, label="$\\beta_0$")
-pts = np.stack([b0_l, near, along, beta_p])
-pad = 0.15 * np.ptp(pts, axis=0).max()
-ax_r.set_xlim(pts[:, 0].min() - pad, pts[:, 0].max() + pad)
-ax_r.set_ylim(pts[:, 1].min() - pad, pts[:, 1].max() + pad)
-ax_r.set_aspect("equal")
-ax_r.set_title("one sample: flows and the limits of Thm 3.1 (black dots)")
-ax_r.set_xlabel("$\\beta_1$")
-ax_r.set_ylabel("$\\beta_2$")
-ax_r.legend(fontsize=8)
-fig.suptitle("Paper's Fig. 4: $\\delta$ shapes the trajectory (left) and the implicit bias (right)")
+minimal_drawings.draw_fig4(paper_runs, beta_theory, bstar, beta0, lowrank, asym, beta0_lowrank, delta_scale)
 plt.show()
 
 # %%
-fig, ax_b = plt.subplots(figsize=(14, 4.5), layout="constrained")
-ax_b.plot(np.sign(sweep) * np.log10(1 + np.abs(sweep)), z_sweep, color="k", label="argmin $\\Psi_\\delta$")
-for delta, (beta_t, lim) in lowrank_runs.items():
-    ax_b.scatter(np.sign(delta) * np.log10(1 + abs(delta)), (beta_t[-1] - beta_p) @ n_vec,
-                 color=richlazy_drawings.delta_colour(delta, delta_scale), s=60, edgecolor="k", zorder=5)
-ax_b.axhline((near - beta_p) @ n_vec, ls="--", color="k", lw=1, label="closest to $\\beta_0$ ($\\delta \\to +\\infty$)")
-ax_b.axhline((along - beta_p) @ n_vec, ls=":", color="k", lw=1, label="along $\\beta_0$ ($\\delta \\to -\\infty$)")
-ax_b.set_xlabel("$\\mathrm{sign}(\\delta)\\,\\log_{10}(1 + |\\delta|)$")
-ax_b.set_ylabel("limit along the null space, $n^\\top(\\beta_\\infty - \\beta_p)$")
-ax_b.legend(fontsize=8)
-ax_b.set_title("flow limits (dots) on the curve of Thm 3.1")
-fig.suptitle("Paper's Fig. 4 (bottom): the limit along the null space against $\\delta$")
+minimal_drawings.draw_fig4_sweep(asym, lowrank, delta_scale)
 plt.show()
 
 # %% [markdown]
@@ -1499,30 +1049,20 @@ static.show()
 
 # %% [markdown]
 # Every frame is checked: the closed form against the flow, and the branch where the flow ends against the threshold
-# cosine of {eq}`grq-eq-cos-c`, written out here.
+# cosine of {eq}`grq-eq-cos-c`, written out in `minimal_reference.crossing_cosine_reference` (`minimal_steps.explorer_branches`).
 
 # %%
-def cos_threshold(delta_, r0_=1.0, b_=1.0):
-    """independent reference (do not replace with markovlib): cos_c(delta) of eq. grq-eq-cos-c, written out."""
-    A = lambda d_, r_: (d_ + np.sqrt(d_**2 + 4 * r_**2)) / 2  # noqa: E731
-    return -A(delta_, r0_) * A(delta_, b_) / (b_ * r0_)
-
-
 gap_max = max(r["gap"] for r in static.results)
-pred = ["a < 0" if r["cos"] < cos_threshold(r["delta"]) else "a > 0" for r in static.results]
-n_branch = sum(r["branch"] == p_ for r, p_ in zip(static.results, pred))
-n_cross = sum(r["crossed"] for r in static.results)
-# every downstream row of the grid has frames on both sides of its threshold (the prose says so)
-assert all(len({p_ for r, p_ in zip(static.results, pred) if r["delta"] == d_}) == 2
-           for d_ in explorer_grid["delta"] if d_ < 0), "a downstream row lies on one side of its threshold"
-closest = min(abs(r["cos"] - cos_threshold(r["delta"])) for r in static.results)
-glue("explorer_frames", str(static.n_frames))
-glue("explorer_closest", fixed(closest, 3))
+br = minimal_steps.explorer_branches(static.results, explorer_grid["delta"])
+assert br["both_sides"], "a downstream row lies on one side of its threshold"  # the prose says so
+n_branch, n_cross, closest = br["on_branch"], br["crossed"], br["closest"]
 print(f"{static.n_frames} frames; closed form vs flow (mu, phi, S, a): max {bound(gap_max, PRINT['exact'])}; "
       f"ends on the predicted branch in {n_branch}; a crosses 0 in {n_cross}; closest cosine to the threshold "
       f"{fixed(closest, 3)}")
 
 # %% tags=["hide-input"]
+glue("explorer_frames", str(static.n_frames))
+glue("explorer_closest", fixed(closest, 3))
 _ = verified.record("explorer: the closed form (App. A.2) = the flow in every frame", gap_max < exact_tol,
                     check=f"exact_parameters vs single_neuron_flow on the slider grid ({static.n_frames} frames, "
                           f"t in [0, {T:g}]): mu, phi, S(0, t), a",
@@ -1544,7 +1084,7 @@ _ = record_results({"max_delta_drift": max_delta_drift, "max_exact_vs_flow_error
 #
 # The table below is generated from one record per claim, made where the claim was checked (a failed check stops
 # the chapter there). The kind column says what evidence each row is: "independent" rows compare with a route that
-# calls no markovlib function under test (torch autograd, the chapter's own integrations of the flow, a fixed-step
+# calls no markovlib function under test (torch autograd, the independent integrations (`minimal_reference`) of the flow, a fixed-step
 # RK4, closed forms derived here, a scalar root search); "same code" rows are consistency checks through markovlib
 # (the closed forms of `minimal_exact` against markovlib's own flow and kernel). Conditional claims of Fig. 3 appear
 # only where their condition holds (see the range above).

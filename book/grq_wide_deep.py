@@ -115,77 +115,22 @@ deep_time = 200.0  # horizon of the balanced deep flows, times 4 up to 3 times u
 bias_tol = 1e-6  # flow limit against argmin Psi_L (DOP853 at 1e-11, BFGS at gtol 1e-12)
 
 # %%
-import math
-import numpy as np
-from markovlib.book import params
-from markovlib.richlazy import linear_checks
-pos, rate = params.Real(0.0, math.inf, closed=False, why="a positive tolerance or time"), "the stated range of the rates"
-SPEC = params.declare(
-    seed=params.Int(0, why="any seed"), eta_a=params.Real(0.5, 2.0, why=rate), eta_w=params.Real(0.5, 2.0, why=rate),
-    shapes=params.Rule(linear_checks.dims_list, "list of (d, h, c), integers >= 1", why="claims 1 and 2: d, h, c <= 5"),
-    n_random=params.Int(1, why="a count"), n_samples=params.Int(12, 16, why="the range of the lazy-limit claims"),
-    init_scale=pos, flow_time=pos, drift_tol=pos, thm_tol=pos, flow_tol=pos, fd_tol=pos, fd_step=pos,
-    iso_cases=params.Rule(linear_checks.iso_case_list, "list of (d, h, c, delta)",
-                          why="claims 3 and 4: d, h, c <= 4, delta in [-2, 1.5], within Thm 4.2"),
-    iso_violating=params.Rule(linear_checks.iso_case, "(d, h, c, delta)", why="a case outside Thm 4.2"),
-    iso_time=pos, sv_deltas=params.RealList(-50.0, 50.0, why="moderate deltas"),
-    sv_target=params.RealList(0.0, 100.0, closed=False, why="positive singular values (distinct: see below)"),
-    sv_init=params.Real(0.0, 1.0, closed=False, why="a small start"), sv_time=pos,
-    lazy_dims=params.Rule(linear_checks.dims, "(d, h, c)", why="[6, 8, 3] or [8, 10, 4]: rich at balance at every seed"),
-    teacher_rank=params.Int(1, why="at most min(d, c) of lazy_dims"),
-    product=params.Real(1e-3, 1e-3, why="the stated value (small: the balanced start is rich)"),
-    deltas=params.RealList(-1e3, 1e3, why="the stated range of the sweep"), t_fit=pos,
-    converged_tol=params.Real(0.0, 1.0, closed=False, why="a fraction of the initial loss"),
-    s_rich_min=params.Real(0.0, 1.0, closed=False, why="a kernel distance"),
-    n_rich_seeds=params.Int(10, why="a count over seeds"),
-    rich_rate=params.Real(0.5, 1.0, closed=False, why="a count claims a majority at least"),
-    s_lazy_max=params.Real(0.0, 1.0, closed=False, why="a kernel distance"), slope_tol=pos,
-    deep_depths=params.IntList(1, 4, why="the stated range of claim 6"),
-    deep_d=params.Choice([3, 4], why="the stated widths of claim 6"),
-    deep_samples=params.IntList(1, why="below deep_d (see below): many interpolants"),
-    deep_scale=params.Real(0.8, 0.9, why="the stated range of the layer norms"),
-    deep_delta=params.Real(-1.2, 0.0, why="the stated range [-1.2, 0) (isotropic deep start)"),
-    deep_time=pos, bias_tol=pos,
-    require=[
-        ("max(shapes) <= 5", lambda v: max(max(s) for s in v["shapes"]) <= 5, "claims 1 and 2 are stated for d, h, c <= 5"),
-        ("iso_cases: d, h, c <= 4 and delta in [-2, 1.5]", lambda v: all(max(c[:3]) <= 4 and -2.0 <= c[3] <= 1.5
-                                                                          for c in v["iso_cases"]), "claims 3 and 4"),
-        ("iso_cases within Thm 4.2", lambda v: all(linear_checks.thm_4_2_applies(*c) for c in v["iso_cases"]),
-         "h = d when delta < 0, h = c when delta > 0 (and h <= c when delta = 0, for the construction)"),
-        ("iso_violating: delta < 0 and h < d", lambda v: v["iso_violating"][3] < 0 and v["iso_violating"][1] < v[
-            "iso_violating"][0], "a case outside Thm 4.2"),
-        ("sv_target distinct", lambda v: len(set(v["sv_target"])) == len(v["sv_target"]), "simple singular values"),
-        ("lazy_dims in ([6, 8, 3], [8, 10, 4]) and n_samples >= d and teacher_rank <= min(d, c)", lambda v: v[
-            "lazy_dims"] in ([6, 8, 3], [8, 10, 4]) and v["n_samples"] >= v["lazy_dims"][0] and v["teacher_rank"] <= min(
-            v["lazy_dims"][0], v["lazy_dims"][2]), "rich at balance (S >= 0.2) at every seed tried, full-rank inputs"),
-        ("deltas sorted without repeats, at least 7, with 0", lambda v: sorted(set(v["deltas"])) == v["deltas"] and len(
-            v["deltas"]) >= 7 and 0.0 in v["deltas"], "the sweep"),
-        ("deltas reach -1000 and +1000 with the next |delta| in [300, 1000) on each side", lambda v: all(
-            len(s) >= 2 and max(s) == 1000.0 and 300.0 <= sorted(s)[-2] < 1000.0 for s in (
-                [-x for x in v["deltas"] if x < 0], [x for x in v["deltas"] if x > 0])),
-         "the lazy claims and the tail exponent are stated there"),
-        ("max(deep_samples) < deep_d and deep_delta < 0", lambda v: max(v["deep_samples"]) < v["deep_d"] and v[
-            "deep_delta"] < 0, "many interpolants; the isotropic deep start"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("grq_wide_deep")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
 # %%
 # %matplotlib inline
 import matplotlib.pyplot as plt
-import torch
-from scipy.integrate import solve_ivp
-from scipy.optimize import minimize
+import numpy as np
 
 from markovlib.book import plotting
 from markovlib.book.formatting import bound, fixed, yes_no
 from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.richlazy import linear_lazy, linear_networks
-from markovlib.richlazy.linear_checks import relative_error
-from markovlib.richlazy.linear_lazy import product_split
+from markovlib.richlazy import linear_deep, linear_drawings, linear_lazy, linear_steps
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
@@ -198,28 +143,8 @@ print(f"learning rates eta_a = {eta_a:g}, eta_w = {eta_w:g}; shapes (d, h, c): {
 
 # %% [markdown]
 # Most checks compare with an independent flow: the gradient-flow vector field of the network by torch autograd on
-# the loss $\lVert X(AW)^\top - Y\rVert^2/(2n)$, integrated by scipy's DOP853.
-
-# %%
-def torch_flow(A0, W0, X, Y, t, rtol=1e-12, atol=1e-12):
-    """Independent reference (do not replace with markovlib): (A(t), W(t)) of the torch-autograd gradient flow."""
-    c_, h_ = A0.shape
-    d_ = W0.shape[1]
-    Xt, Yt = torch.tensor(X), torch.tensor(Y)
-    lr = torch.cat([torch.full((c_ * h_,), eta_a, dtype=torch.float64), torch.full((h_ * d_,), eta_w, dtype=torch.float64)])
-
-    def rhs(_, z):
-        th = torch.tensor(z, requires_grad=True)
-        a, w = th[: c_ * h_].reshape(c_, h_), th[c_ * h_:].reshape(h_, d_)
-        loss = ((Xt @ (a @ w).T - Yt) ** 2).sum() / (2 * X.shape[0])
-        (g,) = torch.autograd.grad(loss, th)
-        return (-lr * g).numpy()
-
-    sol = solve_ivp(rhs, (0.0, t[-1]), np.concatenate([A0.ravel(), W0.ravel()]), method="DOP853", t_eval=t,
-                    rtol=rtol, atol=atol)
-    assert sol.success, sol.message
-    z = sol.y.T
-    return z[:, : c_ * h_].reshape(-1, c_, h_), z[:, c_ * h_:].reshape(-1, h_, d_)
+# the loss $\lVert X(AW)^\top - Y\rVert^2/(2n)$, integrated by scipy's DOP853 (`linear_reference.torch_flow`; the
+# autograd $M$ below is `linear_reference.autograd_M_and_velocity`).
 
 # %% [markdown]
 # (sec-grq-wide-deep-conserved)=
@@ -259,20 +184,9 @@ def torch_flow(A0, W0, X, Y, t, rtol=1e-12, atol=1e-12):
 
 # %%
 rng = np.random.default_rng(seed)
-worst_drift, worst_agree = 0.0, 0.0
-tt = np.linspace(0.0, flow_time, 13)
-for d_, h_, c_ in shapes:
-    X, Y = rng.standard_normal((n_samples, d_)), rng.standard_normal((n_samples, c_))
-    A0, W0 = init_scale * rng.standard_normal((c_, h_)), init_scale * rng.standard_normal((h_, d_))
-    At, Wt = torch_flow(A0, W0, X, Y, tt)
-    C = np.array([eta_w * a.T @ a - eta_a * w @ w.T for a, w in zip(At, Wt)])
-    drift = float(np.max(np.abs(C - C[0])))
-    Am, Wm = linear_networks.gradient_flow(A0, W0, X, Y, tt, *ETA)
-    agree = max(relative_error(Am, At), relative_error(Wm, Wt))
-    worst_drift, worst_agree = max(worst_drift, drift), max(worst_agree, agree)
-    dk_ok = relative_error(linear_networks.neuron_deltas(A0, W0, *ETA), np.diag(C[0])) < thm_tol
-    print(f"(d, h, c) = ({d_}, {h_}, {c_}): max drift of C {bound(drift, drift_tol)}; markovlib flow vs torch flow "
-          f"{bound(agree, 1e-8)}; delta_k = diag C: {yes_no(dk_ok)}")
+worst_drift, worst_agree, text = linear_steps.conservation(rng, shapes, n_samples, init_scale, flow_time, *ETA,
+                                                           thm_tol=thm_tol, drift_tol=drift_tol)
+print(text)
 
 # %% tags=["hide-input"]
 _ = verified.record("the matrix eta_w A^T A - eta_a W W^T (so every delta_k) is conserved", worst_drift < drift_tol,
@@ -326,45 +240,12 @@ glue("wd_drift", bound(worst_drift, PRINT["drift"]))
 # autograd, and the theorem's form from $(\beta_k, \delta_k)$; and it checks the dynamics itself, $d\,\mathrm{vec}\beta/dt$
 # from the autograd parameter velocity against $-M\,\mathrm{vec}\,G$.
 
-# %%
-def autograd_M_and_velocity(A, W, X, Y):
-    """Independent reference (do not replace with markovlib): M and d vec(beta)/dt from torch autograd on (A, W)."""
-    c_, h_ = A.shape
-    d_ = W.shape[1]
-    th = torch.tensor(np.concatenate([A.ravel(), W.ravel()]), requires_grad=True)
-
-    def beta_vec(z):
-        return (z[: c_ * h_].reshape(c_, h_) @ z[c_ * h_:].reshape(h_, d_)).T.reshape(-1)  # column stacking
-
-    J = torch.autograd.functional.jacobian(beta_vec, th.detach()).numpy()
-    eta = np.concatenate([np.full(c_ * h_, eta_a), np.full(h_ * d_, eta_w)])
-    b = beta_vec(th).reshape(d_, c_).T
-    loss = ((torch.tensor(X) @ b.T - torch.tensor(Y)) ** 2).sum() / (2 * X.shape[0])
-    (g,) = torch.autograd.grad(loss, th)
-    bt = torch.tensor(A @ W, requires_grad=True)
-    lb = ((torch.tensor(X) @ bt.T - torch.tensor(Y)) ** 2).sum() / (2 * X.shape[0])
-    (gb,) = torch.autograd.grad(lb, bt)
-    return (J * eta) @ J.T, J @ (-eta * g.numpy()), gb.numpy()
-
 # %% [markdown]
 # The three forms of $M$, the dynamics and the NTK, at `n_random` random $(A, W)$ of every shape:
 
 # %%
-err_formula, err_beta, err_dyn, err_ntk, n_checked = 0.0, 0.0, 0.0, 0.0, 0
-for d_, h_, c_ in shapes:
-    for _ in range(n_random):
-        X, Y = rng.standard_normal((n_samples, d_)), rng.standard_normal((n_samples, c_))
-        A, W = rng.standard_normal((c_, h_)), rng.standard_normal((h_, d_))
-        MJ, vel, Gb = autograd_M_and_velocity(A, W, X, Y)
-        M = linear_networks.preconditioner(A, W, *ETA)
-        betas = np.einsum("ik,kj->kij", A, W)
-        Mb = linear_networks.preconditioner_from_beta(betas, linear_networks.neuron_deltas(A, W, *ETA), *ETA)
-        err_formula = max(err_formula, relative_error(M, MJ))
-        err_beta = max(err_beta, relative_error(Mb, MJ))
-        err_dyn = max(err_dyn, relative_error(-M @ linear_networks.vec(Gb), vel))
-        Xk = np.kron(X, np.eye(c_))
-        err_ntk = max(err_ntk, relative_error(linear_networks.ntk(X, A, W, *ETA), Xk @ MJ @ Xk.T))
-        n_checked += 1
+t41 = linear_steps.thm41(rng, shapes, n_random, n_samples, *ETA)
+err_formula, err_beta, err_dyn, err_ntk, n_checked = (t41[k] for k in ("formula", "beta", "dyn", "ntk", "n"))
 print(f"{n_checked} random (A, W) over {len(shapes)} shapes; relative errors against torch autograd:")
 print(f"  M from the sum over neurons (eq. grq-eq-M)   {bound(err_formula, thm_tol)}")
 print(f"  M through (beta_k, delta_k) (Thm 4.1)        {bound(err_beta, thm_tol)}")
@@ -373,18 +254,15 @@ print(f"  NTK (X kron I) M (X kron I)^T               {bound(err_ntk, thm_tol)}"
 max_thm41_error = max(err_formula, err_beta, err_dyn)
 
 # %% tags=["hide-input"]
-_ = verified.record("M = sum_k eta_a w_k w_k^T kron I + eta_w I kron a_k a_k^T equals J diag(eta) J^T",
-                    err_formula < thm_tol, check=f"torch autograd Jacobian, {n_checked} random (A, W), {len(shapes)} shapes",
-                    measured=bound(err_formula, PRINT["thm"]), tolerance=f"{thm_tol:.0e} (relative)", kind="independent")
-_ = verified.record("Thm 4.1: M through (beta_k, delta_k) alone", err_beta < thm_tol,
-                    check="markovlib preconditioner_from_beta against the autograd M",
-                    measured=bound(err_beta, PRINT["thm"]), tolerance=f"{thm_tol:.0e} (relative)", kind="independent")
-_ = verified.record("d vec(beta)/dt = -M vec(grad_beta L)", err_dyn < thm_tol,
-                    check="autograd parameter velocity pushed through J, against -M vec(autograd grad_beta L)",
-                    measured=bound(err_dyn, PRINT["thm"]), tolerance=f"{thm_tol:.0e} (relative)", kind="independent")
-_ = verified.record("NTK K = (X kron I) M (X kron I)^T", err_ntk < thm_tol,
-                    check="markovlib ntk against the autograd M", measured=bound(err_ntk, PRINT["thm"]),
-                    tolerance=f"{thm_tol:.0e} (relative)", kind="independent")
+for claim, err, check in [
+        ("M = sum_k eta_a w_k w_k^T kron I + eta_w I kron a_k a_k^T equals J diag(eta) J^T", err_formula,
+         f"torch autograd Jacobian, {n_checked} random (A, W), {len(shapes)} shapes"),
+        ("Thm 4.1: M through (beta_k, delta_k) alone", err_beta, "markovlib preconditioner_from_beta against the autograd M"),
+        ("d vec(beta)/dt = -M vec(grad_beta L)", err_dyn,
+         "autograd parameter velocity pushed through J, against -M vec(autograd grad_beta L)"),
+        ("NTK K = (X kron I) M (X kron I)^T", err_ntk, "markovlib ntk against the autograd M")]:
+    _ = verified.record(claim, err < thm_tol, check=check, measured=bound(err, PRINT["thm"]),
+                        tolerance=f"{thm_tol:.0e} (relative)", kind="independent")
 glue("wd_thm41", bound(max(err_formula, err_beta, err_dyn, err_ntk), PRINT["thm"]))
 
 # %% [markdown]
@@ -429,35 +307,10 @@ glue("wd_thm41", bound(max(err_formula, err_beta, err_dyn, err_ntk), PRINT["thm"
 # breaks the formula.
 
 # %%
-M_autograd = lambda A, W: autograd_M_and_velocity(A, W, np.zeros((1, W.shape[1])), np.zeros((1, A.shape[0])))[0]  # noqa: E731,E501
-err_iso, err_iso_C, err_pair = 0.0, 0.0, 0.0
-gap_noniso = np.inf
-ti = np.linspace(0.0, iso_time, 7)
-for d_, h_, c_, dl in iso_cases:
-    X, Y = rng.standard_normal((n_samples, d_)), rng.standard_normal((n_samples, c_))
-    A0, W0 = linear_networks.isotropic_init(d_, h_, c_, dl, scale=init_scale, seed=int(rng.integers(2**31)), eta_a=eta_a, eta_w=eta_w)
-    At, Wt = linear_networks.gradient_flow(A0, W0, X, Y, ti, *ETA)
-    for a, w in zip(At, Wt):
-        err_iso_C = max(err_iso_C, relative_error(eta_w * a.T @ a - eta_a * w @ w.T, dl * np.eye(h_)))
-        err_iso = max(err_iso, relative_error(linear_networks.isotropic_preconditioner(a @ w, dl, *ETA), M_autograd(a, w)))
-    if d_ == h_ == c_:
-        b = At[-1] @ Wt[-1]
-        U, s, Vt = np.linalg.svd(b)
-        xa, yw = product_split(s, dl, *ETA)
-        R = np.linalg.qr(rng.standard_normal((h_, h_)))[0]
-        A2 = U @ np.diag(np.sqrt(xa / eta_w)) @ R.T  # a second isotropic pair with the same beta
-        W2 = R @ np.diag(np.sqrt(yw / eta_a)) @ Vt
-        pair_ok = relative_error(A2 @ W2, b) < flow_tol and relative_error(eta_w * A2.T @ A2 - eta_a * W2 @ W2.T, dl * np.eye(h_)) < flow_tol
-        M_end = M_autograd(At[-1], Wt[-1])
-        err_pair = max(err_pair, relative_error(M_autograd(A2, W2), M_end))
-        if not pair_ok:
-            err_pair = np.inf
-        Sg = np.eye(h_) + 0.5 * rng.standard_normal((h_, h_))
-        A3, W3 = At[-1] @ np.linalg.inv(Sg), Sg @ Wt[-1]  # same beta, conserved matrix no longer isotropic
-        gap_noniso = min(gap_noniso, relative_error(M_autograd(A3, W3), M_end))
+t42 = linear_steps.thm42(rng, iso_cases, iso_violating, n_samples, init_scale, iso_time, seed, *ETA, flow_tol=flow_tol)
+err_iso, err_iso_C, err_pair, gap_noniso, gap_violating = (t42[k] for k in ("iso", "iso_C", "pair", "gap_noniso",
+                                                                            "gap_violating"))
 dv, hv, cv, dlv = iso_violating
-Av, Wv = linear_networks.isotropic_init(dv, hv, cv, dlv, scale=init_scale, seed=seed, eta_a=eta_a, eta_w=eta_w)
-gap_violating = relative_error(linear_networks.isotropic_preconditioner(Av @ Wv, dlv, *ETA), M_autograd(Av, Wv))
 max_thm42_error = max(err_iso, err_pair)
 
 # %%
@@ -476,7 +329,7 @@ _ = verified.record("Thm 4.2: M = P kron I + I kron Q from beta alone", err_iso 
                     check="against the autograd J diag(eta) J^T along the flows",
                     measured=bound(err_iso, PRINT["flow"]), tolerance=f"{flow_tol:.0e} (relative)", kind="independent")
 _ = verified.record("two isotropic (A, W) with the same beta and delta have the same M", err_pair < flow_tol,
-                    check="second pair built from the SVD of beta(t) in the chapter; both M by autograd",
+                    check="second pair built from the SVD of beta(t) (linear_steps.thm42); both M by autograd",
                     measured=bound(err_pair, PRINT["flow"]), tolerance=f"{flow_tol:.0e} (relative)", kind="independent")
 _ = verified.record("without isotropy M is not a function of beta", gap_noniso > 0.01,
                     check="(A S^-1, S W), random S: same beta, different M (autograd)", measured=f"{gap_noniso:.2g} (relative)",
@@ -531,35 +384,19 @@ glue("wd_thm42", bound(max_thm42_error, PRINT["flow"]))
 # torch reference flow), and the decoupled equations integrated on their own against the full flow.
 
 # %%
-err_sv, err_mirror, n_sv = 0.0, 0.0, 0
-for d_, h_, c_, dl in iso_cases:
-    if not (d_ == h_ == c_):
-        continue
-    X, Y = rng.standard_normal((n_samples, d_)), rng.standard_normal((n_samples, c_))
-    A0, W0 = linear_networks.isotropic_init(d_, h_, c_, dl, scale=init_scale, seed=int(rng.integers(2**31)), eta_a=eta_a, eta_w=eta_w)
-    for tc in (0.5 * iso_time, iso_time):
-        At, Wt = torch_flow(A0, W0, X, Y, np.array([tc - fd_step, tc, tc + fd_step]))
-        sv = [np.linalg.svd(a @ w, compute_uv=False) for a, w in zip(At, Wt)]
-        bc = At[1] @ Wt[1]
-        Gc = (X @ bc.T - Y).T @ X / X.shape[0]
-        rate = linear_networks.singular_value_rates(bc, Gc, dl, *ETA)
-        err_sv = max(err_sv, relative_error((sv[2] - sv[0]) / (2 * fd_step), rate))
-        if dl != 0:
-            gphi = [linear_networks.hyperbolic_entropy_grad(s_, dl, *ETA) for s_ in sv]
-            U, _, Vt = np.linalg.svd(bc)
-            dL_dsigma = np.einsum("ir,ij,rj->r", U, Gc, Vt)
-            err_mirror = max(err_mirror, relative_error((gphi[2] - gphi[0]) / (2 * fd_step), -dL_dsigma))
-        n_sv += 1
+err_sv, err_mirror, n_sv = linear_steps.singular_value_law(rng, iso_cases, n_samples, init_scale, iso_time, fd_step,
+                                                           *ETA)
 print(f"singular-value law (eq. grq-eq-sv) vs central differences along {n_sv} flow times: {bound(err_sv, fd_tol)}")
 print(f"mirror flow d/dt grad Phi_delta(sigma) = -dL/dsigma (delta != 0): {bound(err_mirror, fd_tol)}")
 
 # %% tags=["hide-input"]
-_ = verified.record("singular values: d sigma_i/dt = -sqrt(delta^2 + 4 eta_a eta_w sigma_i^2) u_i^T G v_i", err_sv < fd_tol,
-                    check="central differences of the SVD along the torch reference flow, generic data",
-                    measured=bound(err_sv, PRINT["fd"]), tolerance=f"{fd_tol:.0e}", kind="independent")
-_ = verified.record("Thm B.6: mirror flow with the hyperbolic entropy", err_mirror < fd_tol,
-                    check="central differences of grad Phi_delta(sigma(t)) along the torch reference flow",
-                    measured=bound(err_mirror, PRINT["fd"]), tolerance=f"{fd_tol:.0e}", kind="independent")
+for claim, err, check in [
+        ("singular values: d sigma_i/dt = -sqrt(delta^2 + 4 eta_a eta_w sigma_i^2) u_i^T G v_i", err_sv,
+         "central differences of the SVD along the torch reference flow, generic data"),
+        ("Thm B.6: mirror flow with the hyperbolic entropy", err_mirror,
+         "central differences of grad Phi_delta(sigma(t)) along the torch reference flow")]:
+    _ = verified.record(claim, err < fd_tol, check=check, measured=bound(err, PRINT["fd"]), tolerance=f"{fd_tol:.0e}",
+                        kind="independent")
 glue("wd_sv", bound(max(err_sv, err_mirror), PRINT["fd"]))
 
 # %% [markdown]
@@ -567,15 +404,7 @@ glue("wd_sv", bound(max(err_sv, err_mirror), PRINT["fd"]))
 # differences.
 
 # %%
-sig = np.array([0.05, 0.4, 1.5, 6.0])
-hess_err = 0.0
-for dl in (d_ for d_ in sv_deltas if d_ != 0):
-    hd = np.array([(linear_networks.hyperbolic_entropy_grad(sig + 1e-6 * e, dl, *ETA) - linear_networks.hyperbolic_entropy_grad(sig - 1e-6 * e, dl, *ETA))[i]
-                   / 2e-6 for i, e in enumerate(np.eye(sig.size))])
-    gd = np.array([(linear_networks.hyperbolic_entropy(sig + 1e-6 * e, dl, *ETA) - linear_networks.hyperbolic_entropy(sig - 1e-6 * e, dl, *ETA)) / 2e-6
-                   for e in np.eye(sig.size)])
-    hess_err = max(hess_err, relative_error(hd, 1 / np.sqrt(dl**2 + 4 * eta_a * eta_w * sig**2)),
-                   relative_error(gd, linear_networks.hyperbolic_entropy_grad(sig, dl, *ETA)))
+hess_err = linear_steps.entropy_derivatives(sv_deltas, *ETA)
 print(f"Phi_delta: gradient and Hessian against the derived closed forms (finite differences): {bound(hess_err, 1e-7)}")
 
 # %% tags=["hide-input"]
@@ -585,40 +414,11 @@ _ = verified.record("hyperbolic entropy: Phi'' = 1 / sqrt(delta^2 + 4 eta_a eta_
 
 # %% [markdown]
 # The task-aligned whitened case: full flows from a start sharing the singular vectors of $\beta^*$, at each $\delta$
-# of `sv_deltas` and at $-\delta$, against the decoupled scalar equations integrated here.
+# of `sv_deltas` and at $-\delta$, against the decoupled scalar equations integrated on their own (`linear_reference.aligned_singular_values`).
 
 # %%
-k_ = len(sv_target)
-n_w = max(n_samples, k_)
-Qx = np.linalg.qr(np.random.default_rng(seed + 1).standard_normal((n_w, k_)))[0]
-Xw = np.sqrt(n_w) * Qx  # whitened: X^T X / n = I
-Us = np.linalg.qr(np.random.default_rng(seed + 2).standard_normal((k_, k_)))[0]
-Vs = np.linalg.qr(np.random.default_rng(seed + 3).standard_normal((k_, k_)))[0]
-beta_star = Us @ np.diag(sv_target) @ Vs.T
-Yw = Xw @ beta_star.T
-ts = np.linspace(0.0, sv_time, 81)
-
-# %%
-err_aligned, err_sign, curves = 0.0, 0.0, {}
-for dl in sv_deltas:
-    xa, yw = product_split(sv_init, dl, *ETA)
-    R = np.linalg.qr(np.random.default_rng(seed + 4).standard_normal((k_, k_)))[0]
-    A0 = Us @ np.diag(np.full(k_, np.sqrt(xa / eta_w))) @ R.T  # task-aligned isotropic start
-    W0 = R @ np.diag(np.full(k_, np.sqrt(yw / eta_a))) @ Vs.T
-    At, Wt = linear_networks.gradient_flow(A0, W0, Xw, Yw, ts, *ETA)
-    s_flow = np.array([np.linalg.svd(a @ w, compute_uv=False) for a, w in zip(At, Wt)])
-    s_star = np.sort(sv_target)[::-1]
-    ode = solve_ivp(lambda _, s: -np.sqrt(dl**2 + 4 * eta_a * eta_w * s**2) * (s - s_star), (0, sv_time),
-                    np.full(k_, sv_init),
-                    method="DOP853", t_eval=ts, rtol=1e-12, atol=1e-14).y.T
-    err_aligned = max(err_aligned, relative_error(s_flow, ode))
-    curves[dl] = (s_flow, ode)
-    # the same start with -delta (the mirror pair of the same beta): the singular values depend on delta^2 only
-    xm, ym = product_split(sv_init, -dl, *ETA)
-    Am, Wm = linear_networks.gradient_flow(Us @ np.diag(np.full(k_, np.sqrt(xm / eta_w))) @ R.T,
-                              R @ np.diag(np.full(k_, np.sqrt(ym / eta_a))) @ Vs.T, Xw, Yw, ts, *ETA)
-    s_mirror = np.array([np.linalg.svd(a @ w, compute_uv=False) for a, w in zip(Am, Wm)])
-    err_sign = max(err_sign, relative_error(s_mirror, s_flow))
+aligned = linear_steps.aligned_case(seed, n_samples, sv_target, sv_deltas, sv_init, sv_time, *ETA)
+err_aligned, err_sign = aligned["aligned"], aligned["sign"]
 print(f"task-aligned whitened case, delta in {sv_deltas}: full flow vs decoupled scalar equations "
       f"{bound(err_aligned, 1e-8)}")
 print(f"same start with delta -> -delta: singular values agree to {bound(err_sign, 1e-8)}")
@@ -628,23 +428,11 @@ _ = verified.record("task-aligned case: the singular values depend on delta only
                     check="full flows from the same beta(0) with delta and -delta", measured=bound(err_sign, PRINT["aligned"]),
                     tolerance="1e-8 (relative)", kind="same code")
 _ = verified.record("task-aligned case: singular values decouple, sigma' = -sqrt(delta^2 + 4 k sigma^2)(sigma - sigma*)",
-                    err_aligned < 1e-8, check="scalar ODEs integrated in the chapter against the SVD of the full flow",
+                    err_aligned < 1e-8, check="scalar ODEs integrated on their own (linear_reference) against the SVD of the full flow",
                     measured=bound(err_aligned, PRINT["aligned"]), tolerance="1e-8 (relative)", kind="independent")
 
 # %%
-fig, axes = plt.subplots(1, len(sv_deltas), figsize=(4.2 * len(sv_deltas), 3.6), layout="constrained", sharey=True)
-colors = plt.cm.viridis(np.linspace(0.1, 0.8, k_))
-for ax, dl in zip(np.atleast_1d(axes), sv_deltas):
-    s_flow, ode = curves[dl]
-    for i in range(k_):
-        ax.plot(ts, ode[:, i], color=colors[i], lw=1.5, label=f"theory, $\\sigma^*$ = {s_star[i]:g}")
-        ax.plot(ts[::4], s_flow[::4, i], "o", color=colors[i], ms=3.5, mfc="none")
-        ax.axhline(s_star[i], color=plotting.NEUTRAL, lw=0.6, ls=":")
-    regime = "balanced (rich)" if dl == 0 else ("upstream" if dl > 0 else "downstream")
-    ax.set(title=f"$\\delta$ = {dl:g}: {regime}", xlabel="time t")
-axes[0].set_ylabel("singular values $\\sigma_i(\\beta(t))$")
-axes[0].legend(loc="lower right")
-fig.suptitle("Singular values of $\\beta$: decoupled mirror-flow equations (lines) over the full flow (circles)")
+linear_drawings.draw_singular_values(aligned, sv_deltas)
 plt.show()
 
 # %% [markdown]
@@ -686,20 +474,12 @@ plt.show()
 # frozen kernel.
 
 # %%
-d_l, h_l, c_l = lazy_dims
-rl = np.random.default_rng(seed + 10)
-Xl = rl.standard_normal((n_samples, d_l))
-beta_t = rl.standard_normal((c_l, teacher_rank)) @ rl.standard_normal((teacher_rank, d_l))
-Yl = Xl @ beta_t.T
-init_seed = int(rl.integers(2**31))
-sweep = linear_lazy.lazy_sweep(Xl, Yl, h_l, deltas, product, init_seed, t_fit, converged_tol, *ETA)
+Xl, Yl, init_seed = linear_steps.lazy_problem(seed, n_samples, lazy_dims, teacher_rank)
+sweep = linear_lazy.lazy_sweep(Xl, Yl, lazy_dims[1], deltas, product, init_seed, t_fit, converged_tol, *ETA)
 S_T, dist_plus, dist_minus, conv, kd_gap = (sweep[k] for k in ("S", "to_plus", "to_minus", "conv", "kd_gap"))
-dl_arr = np.array(deltas)
-s_text = lambda s: bound(s, 1e-8) if s < 1e-8 else f"{s:.1e}"  # noqa: E731
+d_l, h_l, c_l = lazy_dims
 print(f"(d, h, c) = ({d_l}, {h_l}, {c_l}), n = {n_samples}, teacher rank {teacher_rank}, ||beta_k(0)|| = {product:g}")
-print(f"{'delta':>8} {'S(0, T)':>10} {'S(K_T, K_+)':>12} {'S(K_T, K_-)':>12}")
-for dl, s, sp, sm in zip(deltas, S_T, dist_plus, dist_minus):
-    print(f"{dl:>8g} {s_text(s):>10} {s_text(sp):>12} {s_text(sm):>12}")
+print(linear_steps.sweep_table(deltas, sweep))
 
 # %% [markdown]
 # The statistics of the sweep: convergence, the balanced distance, the two ends and the tail exponents
@@ -770,28 +550,7 @@ _ = verified.record("upstream freezes eta_w XX^T kron A0A0^T, downstream eta_a X
                     tolerance=f"{s_lazy_max:.0e}", kind="same code")
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
-ax = axes[0]
-ax.plot(dl_arr, S_T, "o-", color=plotting.NEUTRAL, label="$S(0, T)$, flow at convergence")
-big = np.abs(dl_arr) >= 10
-for sgn, col in ((1, plotting.GLOBAL), (-1, plotting.LOCAL)):
-    ref = S_T[-1] if sgn > 0 else S_T[0]
-    dd = np.geomspace(10, abs(dl_arr[-1] if sgn > 0 else dl_arr[0]), 20)
-    ax.plot(sgn * dd, ref * (dd / dd[-1]) ** -4, "--", color=col, lw=1,
-            label=f"$|\\delta|^{{-4}}$ ({'upstream' if sgn > 0 else 'downstream'})")
-ax.set(xscale="symlog", yscale="log", xlabel="$\\delta$ (all neurons)", ylabel="kernel distance $S(0, T)$",
-       title=f"Lazy at both ends, rich in between ($d, h, c$ = {d_l}, {h_l}, {c_l})")
-ax.set_xscale("symlog", linthresh=0.1)
-ax.legend()
-ax = axes[1]
-ax.plot(dl_arr, np.maximum(dist_plus, 1e-17), "o-", color=plotting.GLOBAL,
-        label="to $\\eta_w XX^\\top \\otimes A_0A_0^\\top$ (upstream limit)")
-ax.plot(dl_arr, np.maximum(dist_minus, 1e-17), "s-", color=plotting.LOCAL,
-        label="to $\\eta_a XW_0^\\top W_0X^\\top \\otimes I_c$ (downstream limit)")
-ax.set_xscale("symlog", linthresh=0.1)
-ax.set(yscale="log", xlabel="$\\delta$ (all neurons)", ylabel="kernel distance of $K(T)$",
-       title="Which kernel each limit freezes")
-ax.legend()
+linear_drawings.draw_lazy_sweep(deltas, sweep, lazy_dims)
 plt.show()
 
 # %% [markdown]
@@ -877,141 +636,48 @@ plt.show()
 # balanced start. The checks: the conserved matrices and Lemma B.8 along a flow from an isotropic start with
 # $\delta$ = `deep_delta`; {eq}`grq-eq-deep-M` against the autograd Jacobian $JJ^\top$ at the start and the end of a balanced
 # flow; and the limit of balanced flows on under-determined data ($n <$ `deep_d`) against the minimizer of
-# $\Psi_L$ on the interpolating set (BFGS over its null-space coordinates; $\Psi_L$ is convex), for every depth.
-
-# %%
-# Independent reference (do not replace with markovlib): the deep network's flow (chain-rule gradients, checked
-# against torch autograd below), scipy DOP853
-deep_unpack = lambda z, L, d_: (z[:d_], [z[d_ + l * d_ * d_: d_ + (l + 1) * d_ * d_].reshape(d_, d_) for l in range(L)])  # noqa: E731,E501
-unit = lambda v: v / np.linalg.norm(v)  # noqa: E731
-
-
-def deep_beta(z, L, d_):
-    a, Ws = deep_unpack(z, L, d_)
-    b = a
-    for W in reversed(Ws):
-        b = W.T @ b
-    return b
-
-
-def deep_velocity(z, L, X, y):
-    # -grad of the loss by the chain rule: with g = grad_beta L, P_l = a^T W_L ... W_{l+1}, R_l = W_{l-1} ... W_1,
-    # grad_{W_l} L = P_l^T g^T R_l^T and grad_a L = W_L ... W_1 g
-    d_, n_ = X.shape[1], X.shape[0]
-    a, Ws = deep_unpack(z, L, d_)
-    R = [np.eye(d_)]
-    for W in Ws:
-        R.append(W @ R[-1])  # R[l] = W_l ... W_1 (R[0] = I)
-    g = X.T @ (X @ (R[-1].T @ a) - y) / n_
-    grads, P = [None] * L, a.copy()  # P = (a^T W_L ... W_{l+1})^T, built from the top
-    for l in reversed(range(L)):
-        grads[l] = -np.outer(P, R[l] @ g)
-        P = Ws[l].T @ P
-    return np.concatenate([-(R[-1] @ g)] + [G.ravel() for G in grads])
-
-
-def deep_flow(z0, L, X, y, t):
-    sol = solve_ivp(lambda _, z: deep_velocity(z, L, X, y), (0.0, t[-1]), z0, method="DOP853", t_eval=t,
-                    rtol=1e-11, atol=1e-13)
-    assert sol.success, sol.message
-    return sol.y.T
+# $\Psi_L$ on the interpolating set (BFGS over its null-space coordinates; $\Psi_L$ is convex), for every depth. The deep
+# network's flow is an independent reference, `linear_reference.deep_flow` (chain-rule gradients, checked against torch
+# autograd below; scipy DOP853); the steps are `linear_deep`'s.
 
 # %% [markdown]
 # The draws, in one stream and in the order of the checks: per depth an isotropic start (with data and a random probe
 # point for the gradient check), then per sample count a balanced rank-one start with its data.
 
 # %%
-rd = np.random.default_rng(seed + 20)
 dd = deep_d
-iso_draws, bal_draws = [], []
-for L in deep_depths:
-    a0 = 0.5 * rd.standard_normal(dd)
-    Os = [np.linalg.qr(rd.standard_normal((dd, dd)))[0] for _ in range(L)]
-    X, y = rd.standard_normal((n_samples, dd)), rd.standard_normal(n_samples)
-    iso_draws.append((L, a0, Os, X, y, rd.standard_normal(dd + L * dd * dd)))
-    for n_ in deep_samples:
-        v = [unit(x) for x in rd.standard_normal((L + 1, dd))]
-        z0 = np.concatenate([deep_scale * v[L]] + [(deep_scale * np.outer(v[l + 1], v[l])).ravel() for l in range(L)])
-        bal_draws.append((L, n_, z0, rd.standard_normal((n_, dd)), rd.standard_normal(n_)))
+iso_draws, bal_draws = linear_deep.deep_draws(np.random.default_rng(seed + 20), deep_depths, dd, n_samples,
+                                              deep_samples, deep_scale)
 
 # %% [markdown]
 # The isotropic starts ($\delta$ = `deep_delta`): the chain-rule gradient against torch autograd at the probe point, and
 # the conserved matrices and Lemma B.8 along the flow.
 
 # %%
-deep_drift, lemma_err, deep_grad_err = 0.0, 0.0, 0.0
-for L, a0, Os, X, y, probe in iso_draws:
-    # isotropic start with delta = deep_delta: W_L = S O_L, W_l = O_{l+1}^T S O_l, S = sqrt(a a^T - delta I)
-    lam, U = np.linalg.eigh(np.outer(a0, a0) - deep_delta * np.eye(dd))
-    Ssq = (U * np.sqrt(lam)) @ U.T
-    Ws = [Os[l + 1].T @ Ssq @ Os[l] if l < L - 1 else Ssq @ Os[l] for l in range(L)]
-    zt = torch.tensor(probe, requires_grad=True)
-    (gt,) = torch.autograd.grad(((torch.tensor(X) @ deep_beta(zt, L, dd) - torch.tensor(y)) ** 2).sum() / (2 * n_samples), zt)
-    deep_grad_err = max(deep_grad_err, relative_error(deep_velocity(zt.detach().numpy(), L, X, y), -gt.numpy()))
-    Z = deep_flow(np.concatenate([a0] + [W.ravel() for W in Ws]), L, X, y, np.linspace(0.0, 2.0, 5))
-    C_ref = None
-    for z in Z:
-        a, Ws_t = deep_unpack(z, L, dd)
-        C = [Ws_t[l + 1].T @ Ws_t[l + 1] - Ws_t[l] @ Ws_t[l].T for l in range(L - 1)] + [np.outer(a, a) - Ws_t[-1] @ Ws_t[-1].T]
-        C_ref = C if C_ref is None else C_ref
-        deep_drift = max(deep_drift, max(float(np.max(np.abs(c - c0))) for c, c0 in zip(C, C_ref)))
-        na2 = a @ a
-        lemma_err = max(lemma_err, relative_error(np.sum(deep_beta(z, L, dd) ** 2), na2 * (na2 - deep_delta) ** L))
+deep_drift, lemma_err, deep_grad_err = linear_deep.isotropic_checks(iso_draws, dd, deep_delta)
 
 # %% [markdown]
 # The balanced flows, each integrated until it interpolates (`deep_time`, four times longer at most three times):
 
 # %%
 interp_tol = 1e-11  # a flow counts as converged once |X beta - y| is below this (its limit error is of this order)
-bal_runs = []
-for L, n_, z0, X, y in bal_draws:
-    T = deep_time
-    for _ in range(4):  # a slow approach (near the saddle at beta = 0): 4 times longer, at most 3 times
-        Z = deep_flow(z0, L, X, y, np.array([0.0, T]))
-        if np.linalg.norm(X @ deep_beta(Z[-1], L, dd) - y) < interp_tol:
-            break
-        T *= 4
-    bal_runs.append((L, n_, z0, X, y, Z))
+bal_runs = linear_deep.balanced_runs(bal_draws, dd, deep_time, interp_tol)
 
 # %% [markdown]
 # Along them, {eq}`grq-eq-deep-M` against the autograd $JJ^\top$, and the time-warped mirror flow by central
 # differences at $t = 1$:
 
 # %%
-deepM_err, warp_err = 0.0, 0.0
-for L, n_, z0, X, y, Z in bal_runs:
-    for z in Z:
-        J = torch.autograd.functional.jacobian(lambda th: deep_beta(th, L, dd), torch.tensor(z)).numpy()
-        deepM_err = max(deepM_err, relative_error(linear_networks.deep_balanced_preconditioner(deep_beta(z, L, dd), L), J @ J.T))
-    q_ = (L + 2) / (L + 1)
-    Zc = deep_flow(z0, L, X, y, np.array([1.0 - fd_step, 1.0, 1.0 + fd_step]))
-    bc = [deep_beta(z, L, dd) for z in Zc]
-    gradphi = [q_ * np.linalg.norm(b) ** (1 / (L + 1)) * unit(b) for b in bc]  # grad of ||beta||^q
-    xi = q_ * np.linalg.norm(bc[1]) ** (L / (L + 1))
-    warp_err = max(warp_err, relative_error((gradphi[2] - gradphi[0]) / (2 * fd_step), -xi * X.T @ (X @ bc[1] - y) / n_))
+deepM_err, warp_err = linear_deep.balanced_M_and_warp(bal_runs, dd, fd_step)
 
 # %% [markdown]
 # The limits against the minimizer of $\Psi_L$ on the interpolating set (BFGS over the null-space coordinates) and
 # against {eq}`grq-eq-deep-gap`:
 
 # %%
-bias_err, minnorm_gap, gap_eq_err, null_frac = 0.0, np.inf, 0.0, np.nan
-print(f"{'L':>3} {'n':>3} {'|X b_inf - y|':>14} {'|b_inf - argmin Psi_L|':>23} {'|b_inf - min-norm|':>19}")
-for L, n_, z0, X, y, Z in bal_runs:
-    b0, binf = deep_beta(Z[0], L, dd), deep_beta(Z[-1], L, dd)
-    resid = float(np.linalg.norm(X @ binf - y))
-    bp = np.linalg.lstsq(X, y, rcond=None)[0]  # the minimum-norm interpolant
-    N = np.linalg.svd(X)[2][n_:].T  # null space of X
-    opt = minimize(lambda u: linear_networks.deep_rich_bias(bp + N @ u, b0, L), np.zeros(dd - n_), method="BFGS", jac="3-point",
-                   options={"gtol": 1e-12})
-    e_b = float(np.max(np.abs(bp + N @ opt.x - binf)))
-    gap = float(np.max(np.abs(bp - binf)))
-    bias_err = max(bias_err, e_b if resid < interp_tol else np.inf)
-    gap_pred = (np.linalg.norm(binf) / np.linalg.norm(b0)) ** (L / (L + 1)) * (N @ (N.T @ b0))  # eq. grq-eq-deep-gap
-    gap_eq_err = max(gap_eq_err, float(np.max(np.abs((binf - bp) - gap_pred))) if resid < interp_tol else np.inf)
-    if gap < minnorm_gap:
-        minnorm_gap, null_frac = gap, float(np.linalg.norm(N.T @ b0) / np.linalg.norm(b0))
-    print(f"{L:>3} {n_:>3} {bound(resid, interp_tol):>14} {bound(e_b, PRINT['bias']):>23} {fixed(gap, 2):>19}")
+lim = linear_deep.balanced_limits(bal_runs, dd, interp_tol, print_bias=PRINT["bias"])
+bias_err, minnorm_gap, gap_eq_err, null_frac = (lim[k] for k in ("bias_err", "minnorm_gap", "gap_eq_err", "null_frac"))
+print(lim["table"])
 
 # %%
 print(f"conserved matrices of the deep flows: drift {bound(deep_drift, drift_tol)}; Lemma B.8 along the flows "
@@ -1022,28 +688,25 @@ print(f"eq. grq-eq-deep-gap, limit - min-norm interpolant = (|b_inf|/|b_0|)^(L/(
       f"smallest distance to the min-norm interpolant {fixed(minnorm_gap, 3)}, where |P_N b0| / |b0| = {fixed(null_frac, 3)}")
 
 # %% tags=["hide-input"]
-_ = verified.record("deep: the chain-rule gradient of the reference flow equals autograd", deep_grad_err < thm_tol,
-                    check=f"random point per depth {deep_depths}", measured=bound(deep_grad_err, PRINT["thm"]),
-                    tolerance=f"{thm_tol:.0e} (relative)", kind="independent")
-_ = verified.record("deep: W_{l+1}^T W_{l+1} - W_l W_l^T and a a^T - W_L W_L^T are conserved", deep_drift < drift_tol,
-                    check=f"reference flows (DOP853, tol 1e-11), depths {deep_depths}", measured=bound(deep_drift, PRINT["drift"]),
-                    tolerance=f"{drift_tol:.0e}", kind="independent")
-_ = verified.record("Lemma B.8: ||beta||^2 = ||a||^2 (||a||^2 - delta)^L (isotropic start)", lemma_err < flow_tol,
-                    check="along the reference flows", measured=bound(lemma_err, PRINT["flow"]),
-                    tolerance=f"{flow_tol:.0e} (relative)", kind="independent")
-_ = verified.record("balanced deep M = ||beta||^(2L/(L+1)) (I + L bhat bhat^T)", deepM_err < flow_tol,
-                    check="against the autograd J J^T at the start and end of balanced flows",
-                    measured=bound(deepM_err, PRINT["flow"]), tolerance=f"{flow_tol:.0e} (relative)", kind="independent")
-_ = verified.record("deep: d/dt grad ||beta||^q = -q ||beta||^(L/(L+1)) grad L (time-warped mirror flow)", warp_err < fd_tol,
-                    check="central differences in time along the balanced reference flows at t = 1",
-                    measured=bound(warp_err, PRINT["fd"]), tolerance=f"{fd_tol:.0e}", kind="independent")
-_ = verified.record("Thm B.10: balanced deep flows end at argmin Psi_L on X beta = y", bias_err < bias_tol,
-                    check="interpolating flow limits against BFGS on the null-space coordinates",
-                    measured=bound(bias_err, PRINT["bias"]), tolerance=f"{bias_tol:.0e}", kind="independent")
-_ = verified.record("the deep rich limit = min-norm interpolant + (|beta_inf|/|beta_0|)^(L/(L+1)) P_N beta_0 "
-                    "(so it is not the min-norm one unless beta_0 is in the row space)", gap_eq_err < bias_tol,
-                    check="flow limits of the reference flows against eq. grq-eq-deep-gap, every depth and n",
-                    measured=bound(gap_eq_err, PRINT["gap"]), tolerance=f"{bias_tol:.0e}", kind="independent")
+# (claim, error, tolerance, printed bound, tolerance text, check): every deep claim is an error below its tolerance
+for claim, err, tol, key, tol_text, check in [
+        ("deep: the chain-rule gradient of the reference flow equals autograd", deep_grad_err, thm_tol, "thm",
+         f"{thm_tol:.0e} (relative)", f"random point per depth {deep_depths}"),
+        ("deep: W_{l+1}^T W_{l+1} - W_l W_l^T and a a^T - W_L W_L^T are conserved", deep_drift, drift_tol, "drift",
+         f"{drift_tol:.0e}", f"reference flows (DOP853, tol 1e-11), depths {deep_depths}"),
+        ("Lemma B.8: ||beta||^2 = ||a||^2 (||a||^2 - delta)^L (isotropic start)", lemma_err, flow_tol, "flow",
+         f"{flow_tol:.0e} (relative)", "along the reference flows"),
+        ("balanced deep M = ||beta||^(2L/(L+1)) (I + L bhat bhat^T)", deepM_err, flow_tol, "flow",
+         f"{flow_tol:.0e} (relative)", "against the autograd J J^T at the start and end of balanced flows"),
+        ("deep: d/dt grad ||beta||^q = -q ||beta||^(L/(L+1)) grad L (time-warped mirror flow)", warp_err, fd_tol, "fd",
+         f"{fd_tol:.0e}", "central differences in time along the balanced reference flows at t = 1"),
+        ("Thm B.10: balanced deep flows end at argmin Psi_L on X beta = y", bias_err, bias_tol, "bias", f"{bias_tol:.0e}",
+         "interpolating flow limits against BFGS on the null-space coordinates"),
+        ("the deep rich limit = min-norm interpolant + (|beta_inf|/|beta_0|)^(L/(L+1)) P_N beta_0 (so it is not the "
+         "min-norm one unless beta_0 is in the row space)", gap_eq_err, bias_tol, "gap", f"{bias_tol:.0e}",
+         "flow limits of the reference flows against eq. grq-eq-deep-gap, every depth and n")]:
+    _ = verified.record(claim, err < tol, check=check, measured=bound(err, PRINT[key]), tolerance=tol_text,
+                        kind="independent")
 glue("deep_min_gap", fixed(minnorm_gap, 3))
 glue("deep_null_frac", fixed(null_frac, 3))
 glue("wd_deep_bias", bound(bias_err, PRINT["bias"]))
@@ -1058,7 +721,7 @@ glue("wd_deep_bias", bound(bias_err, PRINT["bias"]))
 # The table below is generated from one record per claim, made where the claim was checked (a failed check stops
 # the chapter there). The kind column says what evidence each row is: "independent" rows compare with a route that
 # calls no markovlib function under test (torch autograd, a torch-autograd flow integrated by scipy, central
-# differences, equations integrated in the chapter, constructions from the SVD made in the chapter, closed forms
+# differences, equations integrated on their own, constructions from the SVD, closed forms
 # derived here); "same code" rows are consistency checks through markovlib (its flows, its kernels).
 
 # %% tags=["hide-input"]
