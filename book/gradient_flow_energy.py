@@ -96,98 +96,34 @@ free_gd_order = 1.7  # from the estimate (order 2 or more) with margin: the trac
 free_gd_gap = 100.0  # joint descent (an O(1) distance) must be this many times farther from the reduced one
 
 # %%
-import math
-from markovlib.book import params
-from markovlib.book.inference import wilson_lower_z
-from markovlib.markov.canonical import is_iid
-RANGE, POS = "Part I's theory range at the margin from p + q = 1 (the claims depend on its side)", dict(closed=False)
-decreasing = lambda xs, least: len(xs) >= least and all(b < a for a, b in zip(xs, xs[1:]))  # noqa: E731
-n_mc_min = lambda v: math.ceil(1.25 * wilson_lower_z(0.05, len(v["sigmas"]) * len(v["pq_mc"])) ** 2  # noqa: E731
-                               * v["mc_rate"] / (1 - v["mc_rate"]))
-SPEC = params.declare(
-    margin=params.Real(0.1, 1.0, why="the stated margin of the claims"),
-    margin_good=params.Real(0.05, 1.0, why="the data-agnostic region's stated margin"),
-    pq_main=params.Chains(0.1, params.THEORY_RANGE, why=RANGE + "; the panels of Fig. 1: p + q > 1, then < 1"),
-    pq_extra=params.Chains(0.1, params.THEORY_RANGE, why=RANGE), pq_mc=params.Chains(0.1, params.THEORY_RANGE, why=RANGE),
-    pq_good=params.Chains(0.05, params.THEORY_RANGE, why="checked down to margin_good from the line"),
-    seed=params.Int(0, why="any seed"), n_traj=params.Int(1, why="any number"), n_indep=params.Int(1, why="any number"),
-    t_eff=params.Real(200.0, 1e6, why="the asymptote law's next order, log(4t)/(4t), is <= 0.0084 there"),
-    n_grid=params.Int(2, why="even (below): the grid then avoids the lines e = 0 and w = 0"),
-    grid_box=params.Real(0.0, math.inf, **POS, why="a half-width"), max_disagree=params.Real(
-        0.0, 1.0, why="a share, fixed before the data"),
-    separatrix_kappa=params.Real(0.0, math.inf, **POS, why="the band law's constant, fixed before the data"),
-    sigmas=params.RealList(0.0, 100.0, **POS, why="increasing, the first at most 0.1: the small-sigma limit (below)"),
-    n_mc=params.Int(1, why="at least 1.25 z^2 mc_rate / (1 - mc_rate) (below)"),
-    n_criterion=params.Int(1, why="any number"), mc_alpha=params.Real(0.0, 0.5, **POS, why="a family-wise error, fixed before the data"),
-    mc_rate=params.Real(0.5, 0.9999, why="a rate, fixed before the data"),
-    n_good=params.Int(1, why="any number"), gd_pq=params.Chain(0.1, params.THEORY_RANGE, why=RANGE),
-    gd_init=params.Pair(-3.0, 3.0, why="a start near the drawn square"),
-    gd_time=params.Real(0.0, math.inf, **POS, why="a horizon"),
-    gd_lrs=params.RealList(0.0, 1.0, **POS, why="at least three decreasing step sizes (below), for a slope"),
-    gd_slope_tol=params.Real(0.0, math.inf, **POS, why="fixed before the data"), gd_ratio_tol=params.Real(
-        0.0, math.inf, **POS, why="fixed before the data"),
-    iid_pq=params.Chain(0.0, params.THEORY_RANGE, why="p + q = 1 exactly (below): the i.i.d. section"),
-    iid_init=params.Pair(-3.0, 3.0, why="near the square"), explorer_init=params.Pair(-2.0, 2.0, why="in the square"),
-    n_free=params.Int(2, why="even (below)"), free_agree_min=params.Real(0.0, 1.0, why="a share, fixed before the data"),
-    bias_caught=params.Real(0.0, math.inf, **POS, why="a gradient tolerance"),
-    free_gd_n=params.Int(2, why="even (below)"), free_gd_time=params.Real(0.0, math.inf, **POS, why="a horizon"),
-    free_gd_lrs=params.RealList(0.0, 0.05, why="at least two decreasing step sizes (below), small enough to track"),
-    free_gd_order=params.Real(0.0, math.inf, **POS, why="fixed before the data (the estimate gives order 2)"),
-    free_gd_gap=params.Real(0.0, math.inf, **POS, why="fixed before the data"),
-    require=[
-        ("|p + q - 1| >= margin for pq_main, pq_extra, pq_mc, gd_pq",
-         lambda v: all(abs(a + b - 1) >= v["margin"] - 1e-12
-                       for a, b in v["pq_main"] + v["pq_extra"] + v["pq_mc"] + [v["gd_pq"]]), "the stated margin"),
-        ("|p + q - 1| >= margin_good for pq_good",
-         lambda v: all(abs(a + b - 1) >= v["margin_good"] - 1e-12 for a, b in v["pq_good"]), "the region's margin"),
-        ("pq_main: two chains, p + q > 1 then p + q < 1", lambda v: len(v["pq_main"]) == 2
-         and sum(v["pq_main"][0]) > 1 > sum(v["pq_main"][1]), "the panels of Fig. 1"),
-        ("n_grid, n_free, free_gd_n even", lambda v: v["n_grid"] % 2 == v["n_free"] % 2 == v["free_gd_n"] % 2 == 0,
-         "the grids then avoid e = 0 and w = 0"),
-        ("sigmas increase, sigmas[0] <= 0.1", lambda v: v["sigmas"][0] <= 0.1 and decreasing(v["sigmas"][::-1], 1),
-         "the first is the small-sigma limit"),
-        ("n_mc >= 1.25 z^2 mc_rate / (1 - mc_rate)", lambda v: v["n_mc"] >= n_mc_min(v),
-         "else even a perfect record cannot pass the Bonferroni-corrected Wilson test"),
-        ("gd_lrs: >= 3, decreasing", lambda v: decreasing(v["gd_lrs"], 3), "a log-log slope"),
-        ("iid_pq: p + q = 1", lambda v: is_iid(*v["iid_pq"]), "the i.i.d. section"),
-        ("free_gd_lrs: >= 2, decreasing", lambda v: decreasing(v["free_gd_lrs"], 2), "an order of convergence"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("gradient_flow_energy")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
 # %%
 # %matplotlib inline
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from scipy.integrate import quad, solve_ivp, trapezoid
-from scipy.special import erf
-from scipy.stats import norm
 
-from markovlib.book import explorers, plotting, widgets
-from markovlib.book.formatting import bound, fixed, fraction, yes_no
+from markovlib.book import plotting, widgets
+from markovlib.book.formatting import bound, fixed, fraction
 from markovlib.book.glue import glue
-from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov import bias_flow, canonical, reference
+from markovlib.markov import energy_basins, energy_bias, energy_checks, energy_drawings, energy_reference, energy_small
 from markovlib.markov import drawings as markov_drawings
-from markovlib.markov.chain import MarkovChain
-from markovlib.markov.energy import SADDLE_ENERGY, energy, predict_limit
-from markovlib.markov.flow import data_rate, gradient_descent, horizon, integrate, integrate_batch
-from markovlib.numerics.numdiff import fd_gradient
+from markovlib.markov.energy import SADDLE_ENERGY
+from markovlib.markov.flow import data_rate, horizon
 
 torch.set_default_dtype(torch.float64)
 plotting.use_style()
 rng = np.random.default_rng(seed)
 verified = Verification()  # one record per claim; the final cell prints the generated table
-W_SAD = canonical.W_SADDLE
 pq_all = pq_main + pq_extra
 n_flows = {}  # integrated flows per section, for the prose
-print(f"E_sad = -(1 + log 2)/2 = {-(1 + math.log(2)) / 2:.6f}; markovlib SADDLE_ENERGY = {SADDLE_ENERGY:.6f}")
+print(f"E_sad = -(1 + log 2)/2 = {energy_reference.E_SAD:.6f}; markovlib SADDLE_ENERGY = {SADDLE_ENERGY:.6f}")
 print("horizons t_max = t_eff / |g'(0)|: " + "; ".join(f"({p}, {q}): |g'(0)| = {fixed(data_rate(p, q), 4)}, "
                                                        f"t_max = {horizon(p, q, t_eff):.3g}" for p, q in pq_all))
 
@@ -253,85 +189,44 @@ print("horizons t_max = t_eff / |g'(0)|: " + "; ".join(f"({p}, {q}): |g'(0)| = {
 # flows of this chapter run to the horizon $t_{max} = t_{eff}/|g'(0)|$ (see the range above).
 
 # %%
-e_r, w_r = rng.uniform(-2, 2, (2, 2000))
-grad_E = np.stack([fd_gradient(lambda x: energy(x[0], x[1]), (e, w), h=1e-6) for e, w in zip(e_r, w_r)], axis=1)
-closed = np.stack([2 * e_r, -2 * w_r - 1 / np.abs(w_r)])
-m_r = 1 + 2 * w_r * np.abs(w_r)
-grad_c = np.stack([2 * e_r * m_r, 4 * e_r ** 2 * np.abs(w_r)])
-terms = closed * grad_c
-ortho = np.max(np.abs(terms.sum(0)) / (np.abs(terms).sum(0) + 1e-300))
-fd_err = np.max(np.abs(grad_E - closed) / (1 + np.abs(closed)))
-print(f"grad E: closed form vs finite differences of energy(), max rel. error {bound(fd_err, 1e-4)}")
-print(f"grad E . grad c = 0 at 2000 random points: max |sum| / sum |terms| = {bound(ortho, 1e-12)}")
+ident = energy_checks.gradient_identity(rng, n=2000)
+print(ident.text)
 
 # %% tags=["hide-input"]
-_ = verified.record("Lemma 1: grad E . grad c = 0 (E is a first integral), closed forms derived here", ortho < 1e-10,
+_ = verified.record("Lemma 1: grad E . grad c = 0 (E is a first integral), closed forms derived here", ident.ortho < 1e-10,
                     check="the closed forms of grad E and grad c at 2000 random points (algebra: the terms cancel)",
-                    measured=f"{bound(ortho, 1e-12)} (relative)", tolerance="1e-10", kind="identity")
-_ = verified.record("Lemma 1: markovlib's energy() has the gradient derived here", fd_err < 1e-3,
+                    measured=f"{bound(ident.ortho, 1e-12)} (relative)", tolerance="1e-10", kind="identity")
+_ = verified.record("Lemma 1: markovlib's energy() has the gradient derived here", ident.fd_err < 1e-3,
                     check="finite differences of markovlib's energy() at 2000 random points vs the closed form",
-                    measured=f"{bound(fd_err, 1e-4)} (relative)", tolerance="1e-3", kind="independent")
+                    measured=f"{bound(ident.fd_err, 1e-4)} (relative)", tolerance="1e-3", kind="independent")
 
 # %% [markdown]
-# A second integration of the flow, independent of markovlib: torch autograd of the reduced loss written in
-# `markovlib.markov.reference` (its own derivation of Lemmas 2 and 5) and scipy's BDF with the autograd Hessian, the
-# energy by its formula:
+# A second integration of the flow, independent of markovlib (`energy_checks.independent_flows`): torch autograd of
+# the reduced loss written in `markovlib.markov.reference` (its own derivation of Lemmas 2 and 5) and scipy's BDF with
+# the autograd Hessian, the energy by its formula:
 
 # %%
-def energy_formula(e, w):
-    """Independent reference: eq-energy written out (not markovlib's energy())."""
-    return e ** 2 - w ** 2 - np.sign(w) * np.log(np.abs(w))
-
-
-ind_err, ind_drift, n_ind = 0.0, 0.0, 0
-for p, q in pq_main:
-    T = horizon(p, q, t_eff)
-    for e0, w0 in rng.uniform(-1.8, 1.8, (n_indep, 2)):
-        tr = integrate(e0, w0, p, q, t_max=T)
-        ref = solve_ivp(reference.flow_field, (0.0, T), [e0, w0], method="BDF", t_eval=tr.t, rtol=1e-11, atol=1e-13,
-                        jac=reference.flow_jacobian, args=(p, q))
-        ind_err = max(ind_err, float(np.abs(ref.y - np.stack([tr.e, tr.w])).max()))
-        E_ref = energy_formula(*ref.y)
-        ind_drift = max(ind_drift, float(np.abs(E_ref - E_ref[0]).max()))
-        n_ind += 1
-print(f"{n_ind} flows: flow.integrate (markovlib, LSODA) vs torch autograd + scipy BDF: max |difference| "
-      f"{bound(ind_err, 1e-7)}; energy drift along the independent flows {bound(ind_drift, 1e-7)}")
+indep = energy_checks.independent_flows(pq_main, n_indep, t_eff, rng)
+print(indep.text)
 
 # %% tags=["hide-input"]
 _ = verified.record("the integrator: flow.integrate = an independent integration of -grad L; E conserved along it",
-                    ind_err < 1e-6 and ind_drift < 1e-6,
-                    check=f"{n_ind} flows, chains of Fig. 1: torch autograd of the reduced loss written here, scipy BDF "
-                    "with its autograd Hessian, energy by the formula", measured=f"{bound(ind_err, 1e-7)}; drift "
-                    f"{bound(ind_drift, 1e-7)}", tolerance="1e-6", kind="independent")
+                    indep.err < 1e-6 and indep.drift < 1e-6,
+                    check=f"{indep.n} flows, chains of Fig. 1: torch autograd of the reduced loss written here, scipy BDF "
+                    "with its autograd Hessian, energy by the formula", measured=f"{bound(indep.err, 1e-7)}; drift "
+                    f"{bound(indep.drift, 1e-7)}", tolerance="1e-6", kind="independent")
 
 # %%
-table = [f"\n{'p':>5}{'q':>5}{'flows':>7}{'max drift':>11}{'max |E0|':>10}{'sign(w) kept':>14}"]
-ok, trajectories, worst_drift = True, {}, 0.0
-for p, q in pq_all:
-    inits = rng.uniform(-1.8, 1.8, (n_traj, 2))
-    drifts, kept = [], 0
-    for e0, w0 in inits:
-        tr = integrate(e0, w0, p, q, t_max=horizon(p, q, t_eff))
-        drifts.append(tr.energy_drift)
-        kept += bool(np.all(np.sign(tr.w) == np.sign(w0)))
-        trajectories.setdefault((p, q), []).append(tr)
-    ok &= max(drifts) < 1e-6 and kept == n_traj
-    worst_drift = max(worst_drift, max(drifts))
-    table.append(f"{p:>5.2f}{q:>5.2f}{n_traj:>7}{bound(max(drifts), 1e-7):>11}{fixed(np.abs(energy(*inits.T)).max(), 3):>10}"
-                 f"{fraction(kept, n_traj):>14}")
-print("\n".join(table))
-tr_axis = integrate(0.9, 0.0, *pq_main[0], t_max=horizon(*pq_main[0], t_eff))  # w0 = 0: stays on the e-axis (Lemma 9)
-ok &= bool(np.all(tr_axis.w == 0))
-print(f"w0 = 0: max |w(t)| along the flow = {fixed(np.abs(tr_axis.w).max(), 1)}")
-n_flows["energy"] = n_ind + n_traj * len(pq_all) + 1
+cons = energy_checks.conservation(pq_all, n_traj, t_eff, rng, axis_start=0.9)
+print(cons.text)
+n_flows["energy"] = indep.n + cons.n_flows
 
 # %% tags=["hide-input"]
-_ = glue("drift_bound", bound(max(worst_drift, ind_drift), 1e-7))
+_ = glue("drift_bound", bound(max(cons.drift, indep.drift), 1e-7))
 _ = verified.record("Lemmas 1, 9: energy conserved along integrated flows; sign(w) kept; w0 = 0 stays on the e-axis",
-                    ok, check=f"flow.integrate (LSODA) from {n_traj} random starts x {len(pq_all)} chains; markovlib's energy()",
-                    measured=f"max drift {bound(worst_drift, 1e-7)}; sign kept in {n_traj * len(pq_all)}/{n_traj * len(pq_all)}; "
-                    f"max |w| on the axis flow {fixed(np.abs(tr_axis.w).max(), 1)}", tolerance="1e-6; all; 0",
-                    kind="same code")
+                    cons.ok, check=f"flow.integrate (LSODA) from {n_traj} random starts x {len(pq_all)} chains; markovlib's "
+                    f"energy()", measured=f"max drift {bound(cons.drift, 1e-7)}; sign kept in {cons.kept}/{cons.n}; "
+                    f"max |w| on the axis flow {fixed(cons.axis_w, 1)}", tolerance="1e-6; all; 0", kind="same code")
 
 # %% [markdown]
 # (sec-gradient-flow-energy-axis)=
@@ -372,33 +267,15 @@ _ = verified.record("Lemmas 1, 9: energy conserved along integrated flows; sign(
 # the *saddle asymptotes* (yellow in the figures).
 
 # %%
-w_neg = np.linspace(-4, -1e-3, 40001)
-w_pos = np.linspace(1e-3, 4, 40001)
-E_neg, E_pos = energy(0.0, w_neg), energy(0.0, w_pos)
-left, right = w_neg <= W_SAD, w_neg >= W_SAD
-i_max = np.argmax(E_neg)
-checks = {
-    "(i) increasing on (-inf, -1/sqrt2]": bool(np.all(np.diff(E_neg[left]) > 0)),
-    "(ii) decreasing on [-1/sqrt2, 0)": bool(np.all(np.diff(E_neg[right]) < 0)),
-    "max over w < 0 at -1/sqrt2, value E_sad": bool(abs(w_neg[i_max] - W_SAD) <= 1e-4 and abs(E_neg.max() - SADDLE_ENERGY) < 1e-6),
-    "(iv) decreasing on (0, inf)": bool(np.all(np.diff(E_pos) < 0)),
-    "E(0, 0-) -> -inf, E(0, 0+) -> +inf": bool(energy(0.0, -1e-300) < -600 and energy(0.0, 1e-300) > 600),
-}
-n_sols = {}
-for E_level in (-3.0, -1.0, SADDLE_ENERGY - 1e-3, SADDLE_ENERGY + 1e-3, 0.0):  # (iii): count the solutions on w < 0
-    n_sol = int(np.sum(np.diff(np.sign(E_neg - E_level)) != 0))
-    n_sols[E_level] = n_sol
-    checks[f"(iii) level {E_level:.4f}: {n_sol} solution(s) on w < 0"] = n_sol == (2 if E_level < SADDLE_ENERGY else 0)
-for k, v in checks.items():
-    print(f"{k:<48} {yes_no(v)}")
-print(f"max of E(0, w) over w < 0: {E_neg.max():.8f} at w = {w_neg[i_max]:.4f}; E_sad = {SADDLE_ENERGY:.8f}")
+lem12 = energy_checks.axis_energy(n=40001)
+print(lem12.text)
 
 # %% tags=["hide-input"]
-_ = verified.record("Lemma 12: E(0, w) monotone pieces, max E_sad = -(1 + log 2)/2 at the saddle", all(checks.values()),
+_ = verified.record("Lemma 12: E(0, w) monotone pieces, max E_sad = -(1 + log 2)/2 at the saddle", all(lem12.checks.values()),
                     check="markovlib's energy() on 40001-point grids of w < 0 and w > 0; level crossings",
-                    measured=f"{sum(checks.values())}/{len(checks)} properties; max at w = {w_neg[i_max]:.4f}, "
-                    f"|max - E_sad| {bound(E_neg.max() - SADDLE_ENERGY, 1e-7)}; solutions per level "
-                    + ", ".join(str(n) for n in n_sols.values()), tolerance="1e-4 (location), 1e-6 (value; the grid step 1e-4 allows 5e-9)",
+                    measured=f"{sum(lem12.checks.values())}/{len(lem12.checks)} properties; max at w = {lem12.w_at_max:.4f}, "
+                    f"|max - E_sad| {bound(lem12.max_err, 1e-7)}; solutions per level "
+                    + ", ".join(str(n) for n in lem12.n_sols), tolerance="1e-4 (location), 1e-6 (value; the grid step 1e-4 allows 5e-9)",
                     kind="same code")
 
 # %% [markdown]
@@ -487,9 +364,9 @@ _ = verified.record("Lemma 12: E(0, w) monotone pieces, max E_sad = -(1 + log 2)
 # $\dot e = -2g'(e^2)e$ pushes $e^2$ to $c^*$.
 # ```
 #
-# The rules depend on the data only through the sign of $p + q - 1$. They are coded below directly from the two
-# statements (a function of $w_0$ and $E_0$ only), next to `energy.predict_limit`, which follows the contour
-# numerically, and both are compared with the integrated flows (`flow.integrate_batch`, a vectorized
+# The rules depend on the data only through the sign of $p + q - 1$. They are coded directly from the two
+# statements (`energy_reference.theorem_rule`, a function of $w_0$ and $E_0$ only), next to `energy.predict_limit`,
+# which follows the contour numerically, and both are compared with the integrated flows (`flow.integrate_batch`, a vectorized
 # Dormand–Prince scheme that stops when $|\nabla L| < 10^{-8}\,|g'(0)|$ (`gtol="data"`) or at
 # $t_{max} = t_{eff}/|g'(0)|$). Near the axis $|\nabla L| \approx 2|g'(0)|\,|e|\,m(w)$, so a gradient tolerance that
 # does not scale with $|g'(0)|$ would stop the flows of slow chains while $|e|$ is still above the tolerance at which
@@ -497,67 +374,27 @@ _ = verified.record("Lemma 12: E(0, w) monotone pieces, max E_sad = -(1 + log 2)
 # at $|e| \approx 2\cdot10^{-6}$), and a fixed horizon would leave them far from their limits.
 
 # %%
-def theorem_rule(e0, w0, p, q):
-    """Thm 2 (p + q > 1) and Thm 8 (p + q < 1) as rules on (w0, E0), for e0 != 0 and w0 != 0."""
-    E0 = energy(e0, w0)
-    if p + q > 1:
-        local = (w0 > 0) | ((w0 > W_SAD) & (E0 < SADDLE_ENERGY))
-    else:
-        local = (w0 < W_SAD) & (E0 < SADDLE_ENERGY)
-    return np.where(local, "local_min", "global_min")
-
-
-grid = np.linspace(-grid_box, grid_box, n_grid)
-E0g, W0g = np.meshgrid(grid, grid, indexing="ij")  # E0g: the e0 values (rows), W0g: the w0 values
-band = separatrix_kappa / t_eff ** 2  # the undecided band (band law below)
-basins = {}
-table = [f"{'p':>5}{'q':>5}{'flows':>7}{'undecided':>11}{'flow != rule':>14}{'predict != rule':>17}{'max drift':>11}"
-         f"{'max|limit err|':>16}"]
-n_dis_all, n_rule_pred, disagreements, worst = 0, 0, [], dict(drift=0.0, lim=0.0, share=0.0)
-ok_limits = True
-for p, q in pq_all:
-    res = integrate_batch(E0g, W0g, p, q, t_max=horizon(p, q, t_eff), gtol="data")
-    pred = predict_limit(E0g, W0g, p, q)
-    rule = theorem_rule(E0g, W0g, p, q)
-    basins[(p, q)] = (res, pred, rule)
-    agree = res.outcome == rule
-    lim_err = max(np.abs(res.e[agree] - pred.e[agree]).max(), np.abs(res.w[agree] - pred.w[agree]).max())
-    for i in zip(*np.nonzero(~agree)):
-        disagreements.append((p, q, res.outcome[i], abs(energy(E0g[i], W0g[i]) - SADDLE_ENERGY) / band))
-    n_dis = int(np.sum(~agree))
-    n_rp = int(np.sum(rule != pred.outcome))
-    drift = float(np.nanmax(res.energy_drift))
-    n_dis_all, n_rule_pred = n_dis_all + n_dis, n_rule_pred + n_rp
-    ok_limits &= drift < 1e-6 and lim_err < 1e-4 and res.converged.mean() >= 1 - max_disagree
-    worst = dict(drift=max(worst["drift"], drift), lim=max(worst["lim"], lim_err),
-                 share=max(worst["share"], n_dis / res.outcome.size))
-    table.append(f"{p:>5.2f}{q:>5.2f}{res.outcome.size:>7}{int(np.sum(res.outcome == 'undecided')):>11}{n_dis:>14}"
-                 f"{n_rp:>17}{bound(drift, 1e-7):>11}{bound(lim_err, 1e-5):>16}")
-print("\n".join(table))
-n_total = n_grid * n_grid * len(pq_all)
-band_max = max([d[-1] for d in disagreements], default=0.0)
-all_undecided = all(d[2] == "undecided" for d in disagreements)
-print(f"\nflows that differ from the rule: {n_dis_all} of {n_total}, all undecided at the horizon: {yes_no(all_undecided)}; "
-      f"largest |E0 - E_sad| among them: {fixed(band_max, 2)} of the band kappa / t_eff^2 = {band:.2g}")
-n_flows["basins"] = n_total
+maps = energy_basins.basin_maps(pq_all, n_grid, grid_box, t_eff, separatrix_kappa, max_disagree)
+print(maps.text)
+n_flows["basins"] = maps.n_total
 
 # %% tags=["hide-input"]
-_ = glue("basin_total", f"{n_total}")
-_ = glue("basin_disagree", "none" if n_dis_all == 0 else f"{n_dis_all}")
-_ = glue("band_width", f"{band:.2g}")
+_ = glue("basin_total", f"{maps.n_total}")
+_ = glue("basin_disagree", "none" if maps.n_dis == 0 else f"{maps.n_dis}")
+_ = glue("band_width", f"{maps.band:.2g}")
+share = maps.worst["share"]
 _ = verified.record("Thms 2, 8: integrated basins = the rules on (w0, E0), except undecided flows on the separatrices",
-                    worst["share"] <= max_disagree and all_undecided and band_max < 1,
+                    share <= max_disagree and maps.all_undecided and maps.band_max < 1,
                     check=f"flow.integrate_batch on {n_grid}x{n_grid} grids, {len(pq_all)} chains, vs the theorem rules coded "
-                    "here", measured=f"{n_dis_all}/{n_total} differ" + (f" (largest share {100 * worst['share']:.2f} %, "
-                    f"all undecided, within {fixed(band_max, 2)} of the band)" if n_dis_all else ""),
-                    tolerance=f"share {max_disagree:.1%}; band 1",
-                    kind="independent")
-_ = verified.record("energy.predict_limit = the theorem rules at every grid point", n_rule_pred == 0,
-                    check=f"{n_total} grid points, {len(pq_all)} chains", measured=f"{n_rule_pred}/{n_total} differ",
-                    tolerance="0", kind="same code")
-_ = verified.record("Lemmas 10, 11: flows converge to a critical point on their contour (limit = predict_limit)", ok_limits,
-                    check="the same flows: end point vs predict_limit, energy drift", measured=f"limit error "
-                    f"{bound(worst['lim'], 1e-5)}; drift {bound(worst['drift'], 1e-7)}", tolerance="1e-4; 1e-6",
+                    "from the statements (energy_reference.theorem_rule)", measured=f"{maps.n_dis}/{maps.n_total} differ"
+                    + (f" (largest share {100 * share:.2f} %, all undecided, within {fixed(maps.band_max, 2)} of the band)"
+                       if maps.n_dis else ""), tolerance=f"share {max_disagree:.1%}; band 1", kind="independent")
+_ = verified.record("energy.predict_limit = the theorem rules at every grid point", maps.n_rule_pred == 0,
+                    check=f"{maps.n_total} grid points, {len(pq_all)} chains", measured=f"{maps.n_rule_pred}/{maps.n_total} "
+                    "differ", tolerance="0", kind="same code")
+_ = verified.record("Lemmas 10, 11: flows converge to a critical point on their contour (limit = predict_limit)",
+                    maps.ok_limits, check="the same flows: end point vs predict_limit, energy drift", measured="limit error "
+                    f"{bound(maps.worst['lim'], 1e-5)}; drift {bound(maps.worst['drift'], 1e-7)}", tolerance="1e-4; 1e-6",
                     kind="same code")
 
 # %% [markdown]
@@ -590,54 +427,18 @@ _ = verified.record("Lemmas 10, 11: flows converge to a critical point on their 
 # from both signs of $e_0$.
 
 # %%
-rows, ok, ok_arms, law_dev, arm_err, n_arms = [], True, True, 0.0, 0.0, 0
-for p, q in pq_main:
-    gp0, T = data_rate(p, q), horizon(p, q, t_eff)
-    to_saddle, to_global = ((-0.4, -0.2), (-1.2, -2.0)) if p + q > 1 else ((-1.2, -2.0), (-0.4, -0.2))
-    for w0 in to_saddle:  # the asymptote arms that end at the saddle
-        e0 = float(markov_drawings.saddle_asymptotes(w0))
-        tr = integrate(e0, w0, p, q, t_max=T)
-        pr = predict_limit(e0, w0, p, q)
-        law = 4 * gp0 * tr.t[-1] * abs(tr.e[-1])
-        dist = float(np.hypot(tr.e[-1], tr.w[-1] - W_SAD))
-        good = pr.outcome == "saddle" and abs(law - 1) < 0.02 and tr.energy_drift < 1e-6 and dist < 1e-3
-        ok &= good
-        law_dev = max(law_dev, abs(law - 1))
-        rows.append((p, q, f"asymptote ({fixed(e0, 3)}, {w0})", pr.outcome,
-                     f"dist. to saddle {dist:.0e}, 4|g'(0)| t |e| = {fixed(law, 3)}", good))
-    for w0 in to_global:  # the other two arms of {E = E_sad}: Thm 2 (3) / Thm 8 say a global minimum
-        for sign in (1.0, -1.0):
-            e0 = sign * float(markov_drawings.saddle_asymptotes(w0))
-            tr = integrate(e0, w0, p, q, t_max=T)
-            pr = predict_limit(e0, w0, p, q)
-            reached = canonical.classify(tr.e[-1], tr.w[-1], p, q, atol=1e-6)
-            err = float(np.abs(np.array([tr.e[-1], tr.w[-1]]) - np.array([pr.e, pr.w])).max())
-            good = (pr.outcome == reached == "global_min" and tr.energy_drift < 1e-6 and err < 1e-6
-                    and np.sign(tr.e[-1]) == sign)
-            ok_arms &= good
-            arm_err, n_arms = max(arm_err, err), n_arms + int(good)
-            rows.append((p, q, f"other arm ({fixed(e0, 3)}, {w0})", pr.outcome,
-                         f"reached {reached} at ({fixed(tr.e[-1], 3)}, {fixed(tr.w[-1], 3)})", good))
-    for e0, w0 in ((0.0, -1.2), (0.0, 0.3), (0.9, 0.0), (-0.9, 0.0)):
-        tr = integrate(e0, w0, p, q, t_max=T)
-        pr = predict_limit(e0, w0, p, q)
-        reached = canonical.classify(tr.e[-1], tr.w[-1], p, q, atol=1e-6)
-        expected = canonical.classify(0.0, w0, p, q) if e0 == 0 else ("local_min" if p + q > 1 else "global_min")
-        good = pr.outcome == reached == expected and np.allclose((tr.e[-1], tr.w[-1]), (pr.e, pr.w), atol=1e-6)
-        ok &= good
-        rows.append((p, q, f"({e0}, {w0})", pr.outcome, f"reached {reached} at ({fixed(tr.e[-1], 3)}, {fixed(tr.w[-1], 3)})",
-                     good))
-print("\n".join(f"{p:>4}{q:>5}  {start:<28}{pred:<12}{what:<52}{yes_no(good)}" for p, q, start, pred, what, good in rows))
-n_flows["arms"] = len(rows)
+arms = energy_basins.separatrix_arms(pq_main, t_eff)
+print(arms.text)
+n_flows["arms"] = arms.n_flows
 
 # %% tags=["hide-input"]
 _ = verified.record("Thms 2, 8: saddle asymptotes flow into the saddle (|e| ~ 1/(4|g'(0)| t)); e0 = 0 stays; w0 = 0 "
-                    "along the e-axis", ok, check="flow.integrate from points on the arms and the invariant lines, "
+                    "along the e-axis", arms.ok, check="flow.integrate from points on the arms and the invariant lines, "
                     "both figure chains; predict_limit names the saddle", measured=f"largest |4|g'(0)| t |e| - 1| = "
-                    f"{fixed(law_dev, 3)}", tolerance="0.02; limits to 1e-6", kind="same code")
-_ = verified.record("Thms 2, 8: the other two arms of {E = E_sad} flow to a global minimum (both signs of e0)", ok_arms,
+                    f"{fixed(arms.law_dev, 3)}", tolerance="0.02; limits to 1e-6", kind="same code")
+_ = verified.record("Thms 2, 8: the other two arms of {E = E_sad} flow to a global minimum (both signs of e0)", arms.ok_arms,
                     check="flow.integrate from the arms not ending at the saddle, both figure chains",
-                    measured=f"{n_arms}/{4 * len(pq_main)} global, |limit - predict_limit| {bound(arm_err, 1e-8)}",
+                    measured=f"{arms.n_arms}/{4 * len(pq_main)} global, |limit - predict_limit| {bound(arms.arm_err, 1e-8)}",
                     tolerance="1e-6", kind="same code")
 
 # %% [markdown]
@@ -651,35 +452,7 @@ _ = verified.record("Thms 2, 8: the other two arms of {E = E_sad} flow to a glob
 # $I_{\min}$ for $p = q = 0.9$ and in $I^*$ for $p = q = 0.1$.
 
 # %% mystnb={"figure": {"caption": "Reproduction of Fig. 1 of the paper. (a), (c): energy contours, normalized gradient-flow arrows and the critical loci for (p, q) = (0.9, 0.9) and (0.1, 0.1). (b), (d): basins of the integrated flows, I* (global minima, green) and I_min (local minima, red), with the saddle asymptotes {E = E_sad} in yellow.", "name": "fig-1"}}
-fig, axes = plt.subplots(2, 2, figsize=(11, 10.5), layout="constrained")
-for row, (p, q) in enumerate(pq_main):
-    tag = "ab" if row == 0 else "cd"
-    ax = axes[row, 0]
-    markov_drawings.energy_contours(ax, p, q, e_lim=grid_box, w_lim=(-grid_box, grid_box))
-    markov_drawings.critical_points(ax, p, q, e_lim=grid_box, w_lim=(-grid_box, grid_box), legend=False)
-    ax.set_title(f"({tag[0]}) energy contours and flow, p = {p}, q = {q}")
-    ax.legend(loc="lower right", fontsize=7, frameon=True, framealpha=0.85)
-    ax = axes[row, 1]
-    res, pred, rule = basins[(p, q)]
-    code = np.select([res.outcome == "global_min", res.outcome == "local_min"], [0, 1], 2)
-    cmap = plt.matplotlib.colors.ListedColormap([plotting.GLOBAL, plotting.LOCAL, plotting.NEUTRAL])
-    ax.pcolormesh(grid, grid, code.T, cmap=cmap, vmin=-0.5, vmax=2.5, alpha=0.45, shading="nearest")
-    ws = np.linspace(-grid_box, -1e-9, 2000)
-    ea = markov_drawings.saddle_asymptotes(ws)
-    ax.plot(ea, ws, color=plotting.SADDLE, lw=2.2, label=r"saddle asymptotes $E = E_{sad}$")
-    ax.plot(-ea, ws, color=plotting.SADDLE, lw=2.2)
-    ax.axhline(0, color="k", lw=0.8, ls=":", label="w = 0 (energy barrier)")
-    ax.plot(0, W_SAD, "o", color=plotting.SADDLE, mec="k", ms=7, label="saddle")
-    for name, colour in (("I* (to a global minimum)", plotting.GLOBAL), ("I_min (to a local minimum)", plotting.LOCAL)):
-        ax.fill_between([], [], color=colour, alpha=0.45, label=name)
-    ax.set_xlim(-grid_box, grid_box)
-    ax.set_ylim(-grid_box, grid_box)
-    ax.set_xlabel("e (embedding scale)")
-    ax.set_ylabel("w (feed-forward scale)")
-    ax.set_title(f"({tag[1]}) basins of {res.outcome.size} integrated flows, p = {p}, q = {q}")
-    ax.legend(loc="lower right", fontsize=7, frameon=True, framealpha=0.85)
-    ax.grid(False)
-fig.suptitle("Fig. 1 of Makkuva et al. (2024), reproduced")
+energy_drawings.fig1(pq_main, maps.grid, maps.basins, grid_box)
 plt.show()
 
 # %% [markdown]
@@ -720,108 +493,45 @@ plt.show()
 # the independent evidence; `predict_limit` against the formula is a consistency check of the package.
 
 # %%
-def p_local_exact(sigma, above_one):
-    R = lambda w: SADDLE_ENERGY + w * w - math.log(abs(w))
-    f = lambda w: math.exp(-w * w / (2 * sigma ** 2)) / (sigma * math.sqrt(2 * math.pi)) * float(
-        erf(math.sqrt(max(R(w), 0.0)) / (sigma * math.sqrt(2))))
-    if above_one:
-        return 0.5 + quad(f, W_SAD, 0.0, limit=200, points=[-sigma])[0]
-    return quad(f, -np.inf, W_SAD, limit=200)[0]
-
-
-n_cells = len(sigmas) * len(pq_mc)
-n_tests = 2 * n_cells  # one interval per cell for the flows and one for the criterion
-z_fw = float(norm.ppf(1 - mc_alpha / (2 * n_tests)))  # two-sided, Bonferroni: family-wise error mc_alpha
+sm = energy_small.small_init(sigmas, pq_mc, n_mc, n_criterion, mc_alpha, t_eff, rng)
+print(sm.text)
+n_flows["mc"] = sm.n_flows
 
 # %% tags=["hide-input"]
-_ = glue("mc_tests", f"{n_tests}")
-_ = glue("mc_old_miss", f"{1 - 0.999 ** n_tests:.0%}")  # 99.9 % intervals, no control
-
-# %%
-table = [f"{'sigma':>6}{'p+q':>6}{'exact (eq)':>11}{'criterion':>11}{'integrated flows [Wilson CI]':>30}{'flow=predict':>14}  in CI"]
-mc, inside_all, crit_inside, worst_dev = {}, 0, 0, 0.0
-agree_min, small = (n_mc + 1, None), {}
-for sigma in sigmas:
-    ec, wc = rng.normal(0, sigma, (2, n_criterion))
-    e0, w0 = rng.normal(0, sigma, (2, n_mc))
-    for p, q in pq_mc:
-        exact = p_local_exact(sigma, p + q > 1)
-        crit = float(np.mean(predict_limit(ec, wc, p, q).outcome == "local_min"))
-        res = integrate_batch(e0, w0, p, q, t_max=horizon(p, q, t_eff), gtol="data")
-        pr = predict_limit(e0, w0, p, q)
-        k = int(np.sum(res.outcome == "local_min"))
-        lo, hi = wilson_interval(k, n_mc, z_fw)
-        clo, chi = wilson_interval(round(crit * n_criterion), n_criterion, z_fw)
-        k_agree = int(np.sum(res.outcome == pr.outcome))
-        agree_min = min(agree_min, (k_agree, (sigma, p, q)))
-        inside_all += bool(lo <= exact <= hi)
-        crit_inside += bool(clo <= exact <= chi)
-        worst_dev = max(worst_dev, abs(k / n_mc - exact) / math.sqrt(max(exact * (1 - exact), 1 / n_mc) / n_mc))
-        mc[(sigma, p, q)] = (exact, crit, k / n_mc, lo, hi)
-        if sigma == sigmas[0]:
-            small[(p, q)] = k if p + q > 1 else n_mc - k  # flows that end as the limit sigma -> 0 says
-        table.append(f"{sigma:>6.2f}{p + q:>6.2f}{fixed(exact, 4):>11}{fixed(crit, 4):>11}{fraction(k, n_mc):>12} "
-                     f"[{fixed(lo, 3)}, {fixed(hi, 3)}]{fraction(k_agree, n_mc):>14}  {yes_no(lo <= exact <= hi)}")
-print("\n".join(table))
-print(f"(Wilson intervals at z = {z_fw:.2f}: level 1 - {mc_alpha:g}/{n_tests} each, family-wise error {mc_alpha:g})")
-n_flows["mc"] = n_cells * n_mc
-
-# %% tags=["hide-input"]
-_ = glue("mc_cells", f"{inside_all}/{n_cells}")
-_ = verified.record("Small init: P(local min) of the integrated flows = eq-p-local", inside_all == n_cells,
+_ = glue("mc_tests", f"{sm.n_tests}")
+_ = glue("mc_old_miss", f"{1 - 0.999 ** sm.n_tests:.0%}")  # 99.9 % intervals, no control
+_ = glue("mc_cells", f"{sm.inside}/{sm.n_cells}")
+_ = glue("mc_small", f"{sm.small[sm.worst_small]}/{n_mc}")
+ztext = f"Wilson z = {sm.z:.2f}"
+_ = verified.record("Small init: P(local min) of the integrated flows = eq-p-local", sm.inside == sm.n_cells,
                     check=f"integrate_batch on {n_mc} N(0, sigma^2 I) draws, {len(sigmas)} scales x {len(pq_mc)} chains, vs "
-                    "quadrature of eq-p-local", measured=f"{inside_all}/{n_cells} intervals hold it (largest deviation "
-                    f"{fixed(worst_dev, 1)} standard errors)", tolerance=f"Wilson z = {z_fw:.2f} (family-wise {mc_alpha:g}, "
-                    f"Bonferroni over {n_tests})", kind="independent")
-_ = verified.record("Small init: the energy criterion (predict_limit) reproduces eq-p-local", crit_inside == n_cells,
-                    check=f"predict_limit on {n_criterion} draws per scale vs quadrature", measured=f"{crit_inside}/{n_cells} "
-                    "intervals hold it", tolerance=f"Wilson z = {z_fw:.2f}", kind="same code")
-_ = verified.record_count("Small init: in every (sigma, chain) cell the flows end where predict_limit says", agree_min[0], n_mc,
-                          rate=mc_rate, family=n_cells, unit=f"flows (worst cell sigma = {agree_min[1][0]:g}, p + q = "
-                          f"{sum(agree_min[1][1:]):.2f})", check=f"integrate_batch vs predict_limit, {n_cells} cells",
+                    "quadrature of eq-p-local", measured=f"{sm.inside}/{sm.n_cells} intervals hold it (largest deviation "
+                    f"{fixed(sm.worst_dev, 1)} standard errors)", tolerance=f"{ztext} (family-wise {mc_alpha:g}, "
+                    f"Bonferroni over {sm.n_tests})", kind="independent")
+_ = verified.record("Small init: the energy criterion (predict_limit) reproduces eq-p-local", sm.crit_inside == sm.n_cells,
+                    check=f"predict_limit on {n_criterion} draws per scale vs quadrature", measured=f"{sm.crit_inside}/"
+                    f"{sm.n_cells} intervals hold it", tolerance=ztext, kind="same code")
+(k_agree, (s_w, p_w, q_w)) = sm.agree_min
+_ = verified.record_count("Small init: in every (sigma, chain) cell the flows end where predict_limit says", k_agree, n_mc,
+                          rate=mc_rate, family=sm.n_cells, unit=f"flows (worst cell sigma = {s_w:g}, p + q = "
+                          f"{p_w + q_w:.2f})", check=f"integrate_batch vs predict_limit, {sm.n_cells} cells",
                           kind="independent")
-
-# %%
-worst_small = min(small, key=small.get)
-
-# %% tags=["hide-input"]
-_ = glue("mc_small", f"{small[worst_small]}/{n_mc}")
 _ = verified.record_count("Small init: as sigma -> 0 the flows end in a local minimum for p + q > 1, a global one for p + q < 1",
-                          small[worst_small], n_mc, rate=mc_rate, family=len(pq_mc),
-                          unit=f"flows at sigma = {sigmas[0]:g} (worst chain p + q = {sum(worst_small):.2f})",
+                          sm.small[sm.worst_small], n_mc, rate=mc_rate, family=len(pq_mc),
+                          unit=f"flows at sigma = {sigmas[0]:g} (worst chain p + q = {sum(sm.worst_small):.2f})",
                           check=f"integrate_batch on {n_mc} draws at the smallest sigma, {len(pq_mc)} chains", kind="independent")
 
 # %%
-big = 1e3
-p_big = (p_local_exact(big, True), p_local_exact(big, False))
-p_small = (p_local_exact(sigmas[0], True), p_local_exact(sigmas[0], False))
-print(f"sigma = {big:g}: exact P_min = {p_big[0]:.4f} (p+q > 1), {p_big[1]:.4f} (p+q < 1); sigma = {sigmas[0]:g}: "
-      f"{p_small[0]:.4f}, {p_small[1]:.4f}")
+lim = energy_small.sigma_limits(sigmas[0], 1e3)
+print(lim.text)
 
 # %% tags=["hide-input"]
-_ = verified.record("eq-p-local: P_min -> 1 (p+q>1), 0 (p+q<1) as sigma -> 0; -> 1/2, 1/4 as sigma -> infinity",
-                    p_small[0] > 0.99 and p_small[1] < 0.01 and abs(p_big[0] - 0.5) < 0.01 and abs(p_big[1] - 0.25) < 0.01,
-                    check=f"quadrature at sigma = {sigmas[0]:g} and {big:g}", measured=f"{p_small[0]:.4f}, {p_small[1]:.4f}; "
-                    f"{p_big[0]:.4f}, {p_big[1]:.4f}", tolerance="0.01", kind="independent")
+_ = verified.record("eq-p-local: P_min -> 1 (p+q>1), 0 (p+q<1) as sigma -> 0; -> 1/2, 1/4 as sigma -> infinity", lim.ok,
+                    check=f"quadrature at sigma = {sigmas[0]:g} and {1e3:g}", measured=f"{lim.small[0]:.4f}, {lim.small[1]:.4f}; "
+                    f"{lim.big[0]:.4f}, {lim.big[1]:.4f}", tolerance="0.01", kind="independent")
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 4.2))
-sg = np.geomspace(0.02, 10, 80)
-for above, colour, name in ((True, plotting.LOCAL, "p + q > 1"), (False, plotting.GLOBAL, "p + q < 1")):
-    ax.plot(sg, [p_local_exact(s, above) for s in sg], color=colour, lw=1.8, label=f"energy criterion (eq-p-local), {name}")
-markers = ["o", "s", "^", "D"]
-for j, (p, q) in enumerate(pq_mc):
-    xs = np.array(sigmas) * (1 + 0.04 * (j - 1.5))
-    vals = np.array([mc[(s, p, q)][2] for s in sigmas])
-    err = np.array([[mc[(s, p, q)][2] - mc[(s, p, q)][3], mc[(s, p, q)][4] - mc[(s, p, q)][2]] for s in sigmas]).T
-    err = np.clip(err, 0.0, None)  # the Wilson end points at k = 0 or n equal the estimate up to rounding
-    ax.errorbar(xs, vals, yerr=err, fmt=markers[j % len(markers)], ms=4.5, color="k", mfc="white" if p + q < 1 else "k", capsize=2,
-                lw=0.8, label=f"integrated flows, p = {p}, q = {q} (p + q = {p + q:.1f})")
-ax.set_xscale("log")
-ax.set_xlabel(r"initialization scale $\sigma$ of $(e_0, w_0) \sim N(0, \sigma^2 I)$")
-ax.set_ylabel("P(flow ends in a bad local minimum)")
-ax.set_title("Small initialization: bad minimum for p + q > 1, global for p + q < 1")
-ax.legend(fontsize=7.5, loc="center left")
+energy_drawings.small_init_figure(sigmas, pq_mc, sm.mc, energy_reference.p_local_exact)
 plt.show()
 
 # %% [markdown]
@@ -844,56 +554,28 @@ plt.show()
 # trained with AdamW is the subject of the guideline chapter).
 
 # %%
-table = [f"{'p':>6}{'q':>6}{'p+q':>6}{'inits':>7}{'to global':>11}{'max drift':>11}"]
-k_good, worst_drift = 0, 0.0
-for p, q in pq_good:
-    pts = []
-    while len(pts) < n_good:
-        e_try, w_try = rng.uniform(-3, 3, 4 * n_good), -rng.uniform(1e-3, 3, 4 * n_good)
-        keep = energy(e_try, w_try) > SADDLE_ENERGY
-        pts.extend(zip(e_try[keep], w_try[keep]))
-    e_g, w_g = np.array(pts[:n_good]).T
-    res = integrate_batch(e_g, w_g, p, q, t_max=horizon(p, q, t_eff), gtol="data")
-    k = int(np.sum(res.outcome == "global_min"))
-    drift = float(np.nanmax(res.energy_drift))
-    k_good += k
-    worst_drift = max(worst_drift, drift)
-    table.append(f"{p:>6.2f}{q:>6.2f}{p + q:>6.2f}{n_good:>7}{fraction(k, n_good):>11}{bound(drift, 1e-7):>11}")
-print("\n".join(table))
-n_good_all = n_good * len(pq_good)
-n_flows["good"] = n_good_all
+good = energy_basins.good_region(pq_good, n_good, t_eff, rng)
+print(good.text)
+n_flows["good"] = good.n
 
 # %% tags=["hide-input"]
-_ = glue("good_count", f"{k_good}/{n_good_all}")
+_ = glue("good_count", f"{good.k_good}/{good.n}")
 _ = glue("good_chains", f"{len(pq_good)}")
 _ = verified.record("Data-agnostic region {w < 0, E > E_sad}: all integrated flows reach a global minimum, both sides "
-                    "of p+q = 1", k_good == n_good_all and worst_drift < 1e-6,
+                    "of p+q = 1", good.k_good == good.n and good.drift < 1e-6,
                     check=f"integrate_batch from {n_good} uniform draws of the region x {len(pq_good)} chains (region and "
-                    "rule coded here)", measured=f"{k_good}/{n_good_all} global; drift {bound(worst_drift, 1e-7)}",
+                    "rule coded from the statement)", measured=f"{good.k_good}/{good.n} global; drift {bound(good.drift, 1e-7)}",
                     tolerance="all (the theorem); 1e-6", kind="independent")
 
 # %%
-print(f"\n{'start (e0, w0)':<22}{'E0':>9}{'in region':>11}  limits (predict_limit / integrate) for each chain")
-n_as_stated, n_cases = 0, 0
-for e0, w0 in ((-2 * math.sqrt(2), -16.0), (1.0, -1.0)):
-    E0 = float(energy(e0, w0))
-    outs = []
-    for p, q in pq_all:
-        pr = predict_limit(e0, w0, p, q)
-        tr = integrate(e0, w0, p, q, t_max=horizon(p, q, t_eff))
-        reached = canonical.classify(tr.e[-1], tr.w[-1], p, q, atol=1e-6)
-        inside = bool(w0 < 0 and E0 > SADDLE_ENERGY)
-        expected = "global_min" if inside or p + q > 1 else "local_min"  # outside: w0 < -1/sqrt2 and E0 < E_sad
-        n_as_stated += pr.outcome == reached == expected
-        n_cases += 1
-        outs.append(f"({p},{q}): {pr.outcome}/{reached}")
-    print(f"({e0:.3f}, {w0:.1f}){'':<8}{E0:>9.2f}{yes_no(inside):>11}  " + "; ".join(outs))
+guide = energy_basins.guideline_points(pq_all, t_eff)
+print(guide.text)
 
 # %% tags=["hide-input"]
 _ = verified.record("the authors' guideline point (-2 sqrt2, -16) is outside the region: global minimum iff p+q > 1 "
-                    "(canonical flow); (1, -1) is inside", n_as_stated == n_cases,
+                    "(canonical flow); (1, -1) is inside", guide.n_as_stated == guide.n_cases,
                     check=f"predict_limit and flow.integrate, {len(pq_all)} chains",
-                    measured=f"{n_as_stated}/{n_cases} (point, chain) cases as stated", tolerance="all; classify at 1e-6",
+                    measured=f"{guide.n_as_stated}/{guide.n_cases} (point, chain) cases as stated", tolerance="all; classify at 1e-6",
                     kind="same code")
 
 # %% [markdown]
@@ -924,42 +606,21 @@ _ = verified.record("the authors' guideline point (-2 sqrt2, -16) is outside the
 # $K_1$ computed from a `flow.integrate` trajectory by the trapezoidal rule.
 
 # %%
-p, q = gd_pq
-e0, w0 = gd_init
-tr = integrate(e0, w0, p, q, t_max=gd_time, n_points=4000)
-ge, gw = canonical.grad(tr.e, tr.w, p, q)
-K1 = 0.5 * trapezoid(2 * ge ** 2 + (-2 + np.sign(tr.w) / tr.w ** 2) * gw ** 2, tr.t)
-drift = []
-for lr in gd_lrs:
-    steps = int(round(gd_time / lr))
-    th = gradient_descent(e0, w0, p, q, lr=lr, steps=steps, record_every=steps)
-    drift.append(float(energy(th[-1, 0, 0], th[-1, 0, 1]) - energy(e0, w0)))
-drift = np.array(drift)
-slope = np.polyfit(np.log(gd_lrs), np.log(np.abs(drift)), 1)[0]
-print(f"p = {p}, q = {q}, start {gd_init}, T = {gd_time}: K1 = {fixed(K1, 4)} (from the flow)")
-print(f"{'step':>8}{'E_T - E_0':>12}{'K1 * step':>12}{'ratio':>8}")
-for lr, d in zip(gd_lrs, drift):
-    print(f"{lr:>8.4f}{fixed(d, 4):>12}{fixed(K1 * lr, 4):>12}{fixed(d / (K1 * lr), 3):>8}")
-print(f"log-log slope of |drift| vs step: {fixed(slope, 3)}")
-ratio_last = drift[-1] / (K1 * gd_lrs[-1])
-gd_ok = bool(abs(slope - 1) < gd_slope_tol and abs(ratio_last - 1) < gd_ratio_tol
-             and np.all(np.diff(np.abs(drift / (K1 * np.array(gd_lrs)) - 1)) < 0))
+gd = energy_small.gd_drift(gd_pq, gd_init, gd_time, gd_lrs, gd_slope_tol, gd_ratio_tol)
+print(gd.text)
 
 # %% tags=["hide-input"]
-_ = verified.record("GD energy drift is first order in the step: slope 1, drift / (K1 step) -> 1 (eq-gd-drift)", gd_ok,
+_ = verified.record("GD energy drift is first order in the step: slope 1, drift / (K1 step) -> 1 (eq-gd-drift)", gd.ok,
                     check=f"flow.gradient_descent at {len(gd_lrs)} steps vs K1 from a flow.integrate trajectory",
-                    measured=f"slope {fixed(slope, 2)}, last ratio {fixed(ratio_last, 3)}",
+                    measured=f"slope {fixed(gd.slope, 2)}, last ratio {fixed(gd.ratio_last, 3)}",
                     tolerance=f"slope +- {gd_slope_tol:g}; ratio +- {gd_ratio_tol:g}", kind="same code")
-_ = glue("gd_slope", fixed(slope, 2))
+_ = glue("gd_slope", fixed(gd.slope, 2))
 
 # %%
-fig, ax = plt.subplots(figsize=(5.6, 4))
-ax.loglog(gd_lrs, np.abs(drift), "o", color="k", label="gradient descent: |E_T - E_0|")
-ax.loglog(gd_lrs, np.abs(K1) * np.array(gd_lrs), "-", color=plotting.NEUTRAL, label=r"$|K_1|\,\eta$ from the flow (eq-gd-drift)")
-ax.set_xlabel(r"step size $\eta$")
-ax.set_ylabel(f"energy drift over time T = {gd_time:g}")
-ax.set_title("Finite steps break the conservation law to first order")
-ax.legend()
+energy_drawings.loglog_figure(gd.lrs, gd.drift, gd.K1 * gd.lrs, labels=("gradient descent: |E_T - E_0|",
+                              r"$|K_1|\,\eta$ from the flow (eq-gd-drift)"), xlabel=r"step size $\eta$",
+                              ylabel=f"energy drift over time T = {gd_time:g}",
+                              title="Finite steps break the conservation law to first order")
 plt.show()
 
 # %% [markdown]
@@ -983,33 +644,18 @@ plt.show()
 # package's test `test_iid_data_flows_converge_algebraically` checks this law on 100 flows). One flow here:
 
 # %%
-p, q = iid_pq
-tr = integrate(*iid_init, p, q, t_max=horizon(p, q, t_eff))  # g'(0) = 0: the horizon cap
-pr = predict_limit(*iid_init, p, q)
-m_inf = 1 + 2 * pr.w * abs(pr.w)
-law = 1 / (2 * abs(m_inf) * np.sqrt(canonical.reduced_loss_hess(0.0, p, q) * tr.t[1:]))
-ratio = np.abs(tr.e[1:]) / law
-gap = float(canonical.loss(tr.e[-1], tr.w[-1], p, q) - MarkovChain(p, q).entropy_rate)
-print(f"p = {p}, q = {q}, start {iid_init}: predicted {pr.outcome} at w = {fixed(pr.w, 4)}; energy drift "
-      f"{bound(tr.energy_drift, 1e-6)}")
-print(f"at t = {tr.t[-1]:.0e}: |e| = {abs(tr.e[-1]):.2e}, law {law[-1]:.2e}, ratio {fixed(ratio[-1], 3)}; loss gap to the "
-      f"entropy rate {bound(gap, 1e-6)}")
-iid_ok = bool(pr.outcome == "global_min" and abs(ratio[-1] - 1) < 0.01 and tr.energy_drift < 1e-6
-              and abs(tr.w[-1] - pr.w) < 1e-3)
+iid = energy_small.iid_flow(iid_pq, iid_init, t_eff)
+print(iid.text)
 
 # %% tags=["hide-input"]
-_ = verified.record("p + q = 1: limit global, |e(t)| ~ 1/(2|m| sqrt(g''(0) t)) (ratio within 1% at t_max)", iid_ok,
-                    check="one flow.integrate trajectory vs the closed-form law", measured=f"ratio {fixed(ratio[-1], 3)}",
+_ = verified.record("p + q = 1: limit global, |e(t)| ~ 1/(2|m| sqrt(g''(0) t)) (ratio within 1% at t_max)", iid.ok,
+                    check="one flow.integrate trajectory vs the closed-form law", measured=f"ratio {fixed(iid.ratio, 3)}",
                     tolerance="0.01", kind="same code")
 
 # %%
-fig, ax = plt.subplots(figsize=(5.6, 4))
-ax.loglog(tr.t[1:], np.abs(tr.e[1:]), color="k", label="|e(t)|, integrated flow")
-ax.loglog(tr.t[1:], law, "--", color=plotting.GLOBAL, label=r"$1/(2|m|\sqrt{g''(0)\,t})$")
-ax.set_xlabel("time t")
-ax.set_ylabel("|e(t)|")
-ax.set_title(f"p + q = 1 (p = {p}, q = {q}): algebraic convergence")
-ax.legend()
+energy_drawings.loglog_figure(iid.t, iid.e, iid.law, labels=("|e(t)|, integrated flow", r"$1/(2|m|\sqrt{g''(0)\,t})$"),
+                              xlabel="time t", ylabel="|e(t)|", marker="-",
+                              title=f"p + q = 1 (p = {iid.p}, q = {iid.q}): algebraic convergence")
 plt.show()
 
 # %% [markdown]
@@ -1050,26 +696,13 @@ plt.show()
 # reduced $n_{free}\times n_{free}$ grid of the basin-map square, from $b_0 = b^*(e_0, w_0)$ and from $b_0 = 0$.
 
 # %%
-# independent reference (do not replace with markovlib): Lemma 2's loss with bias, written with torch's BCE, and the
-# normal n = grad c x grad beta (markovlib.markov.reference)
-
-x_r = torch.tensor(np.column_stack([rng.uniform(-1.5, 1.5, (200, 2)), rng.uniform(-2, 2, 200)]), requires_grad=True)
-bal_err, frob_err = 0.0, 0.0
-for p, q in pq_all:
-    (g,) = torch.autograd.grad(reference.loss_with_bias(x_r, p, q).sum(), x_r)
-    e, w = x_r[:, 0].detach(), x_r[:, 1].detach()
-    dE = 2 * e * (-g[:, 0]) + (-2 * w - 1 / torch.abs(w)) * (-g[:, 1])  # grad E . (de/dt, dw/dt)
-    bal_err = max(bal_err, float((dE - 2 * e ** 2 * g[:, 2]).abs().max() / (dE.abs().max() + 1e-300)))
-J = torch.func.vmap(torch.func.jacrev(reference.frobenius_normal))(x_r.detach())  # J[k, i, j] = d n_i / d x_j
-curl = torch.stack([J[:, 2, 1] - J[:, 1, 2], J[:, 0, 2] - J[:, 2, 0], J[:, 1, 0] - J[:, 0, 1]], -1)
-nc = (reference.frobenius_normal(x_r.detach()) * curl).sum(-1)
-e, w = x_r[:, 0].detach(), x_r[:, 1].detach()
-closed = 16 * e ** 3 * (1 + 2 * w * torch.abs(w)) * torch.abs(w)
-frob_err = float((nc - closed).abs().max() / closed.abs().max())
-frob_nonzero = bool((closed.abs() > 0).all())
+# Independent reference: Lemma 2's loss with bias in torch and the normal n = grad c x grad beta (energy_reference)
+x_r = np.column_stack([rng.uniform(-1.5, 1.5, (200, 2)), rng.uniform(-2, 2, 200)])
+bal_err = max(energy_reference.energy_balance_error(x_r, p, q) for p, q in pq_all)
+frob_err, frob_nonzero = energy_reference.frobenius_error(x_r)
 print(f"energy balance dE/dt = 2 e^2 dL/db (torch autograd, 200 points x {len(pq_all)} chains): rel. error {bound(bal_err, 1e-12)}")
 print(f"n . curl n = 16 e^3 m |w| (torch autograd): rel. error {bound(frob_err, 1e-12)}; nonzero at every point: "
-      f"{yes_no(frob_nonzero)}")
+      f"{'yes' if frob_nonzero else 'no'}")
 
 # %% tags=["hide-input"]
 _ = verified.record("Free bias: dE/dt = 2 e^2 dL/db (eq-energy-balance); n . curl n = 16 e^3 m|w| != 0 (no "
@@ -1079,62 +712,27 @@ _ = verified.record("Free bias: dE/dt = 2 e^2 dL/db (eq-energy-balance); n . cur
                     kind="independent")
 
 # %%
-g_free = np.linspace(-grid_box, grid_box, n_free)
-E0f, W0f = np.meshgrid(g_free, g_free, indexing="ij")
-free, table = {}, []
-table.append(f"{'p':>5}{'q':>5}{'b0':>4}{'flows':>6}{'Thms 2/8 from t = 0':>21}{'from catch-up':>15}"
-             f"{'median|dE|':>11}{'max|dE|':>8}{'balance':>9}{'crossed':>9}")
-worst_bal, lowest, lowest_t0, n_cross, n_dis_free = 0.0, (2.0, None), (2.0, None), 0, 0
-for p, q in pq_all:
-    pred = predict_limit(E0f, W0f, p, q).outcome
-    T = horizon(p, q, t_eff)
-    t_path = np.concatenate([[0.0], np.geomspace(1e-3 * T / 2e4, T, 160)])
-    for name, b0 in (("b*", canonical.optimal_bias(E0f, W0f, p, q)), ("0", np.zeros_like(E0f))):
-        r = bias_flow.integrate_free_bias(E0f, W0f, b0, p, q, t_max=T, t_eval=t_path)
-        agree = r.outcome == pred
-        k, n = int(agree.sum()), agree.size
-        # the reduced theorems applied from the first sampled time at which |dL/db| < bias_caught
-        Fb = np.abs(canonical.grad(r.path[:, 0], r.path[:, 1], p, q, b=r.path[:, 2])[2])
-        first = np.argmax(Fb < bias_caught, axis=0)
-        caught = np.any(Fb < bias_caught, axis=0)
-        e1 = np.take_along_axis(r.path[:, 0], first[None], 0)[0]
-        w1 = np.take_along_axis(r.path[:, 1], first[None], 0)[0]
-        agree_eq = caught & (predict_limit(e1, w1, p, q).outcome == r.outcome)
-        k_eq = int(agree_eq.sum())
-        E_path = energy(r.path[:, 0], r.path[:, 1]) - SADDLE_ENERGY  # (times, n_free, n_free)
-        crossed = (E_path.min(axis=0) <= 0) & (E_path.max(axis=0) >= 0)
-        n_cross, n_dis_free = n_cross + int(crossed[~agree].sum()), n_dis_free + int((~agree).sum())
-        bal = float((np.abs(r.energy_drift - r.balance) / (1 + np.abs(r.balance))).max())
-        worst_bal = max(worst_bal, bal)
-        lowest = min(lowest, (k_eq / n, (p, q, name)))  # the claim: from the catch-up time (= t = 0 for b0 = b*)
-        if name == "b*":
-            lowest = min(lowest, (k / n, (p, q, name)))
-        else:
-            lowest_t0 = min(lowest_t0, (k / n, (p, q, name)))
-        free[(p, q, name)] = (r, pred, agree, agree_eq)
-        table.append(f"{p:>5.2f}{q:>5.2f}{name:>4}{n:>6}{fraction(k, n):>21}{fraction(k_eq, n):>15}"
-                     f"{fixed(np.median(np.abs(r.energy_drift)), 2):>11}{fixed(np.abs(r.energy_drift).max(), 1):>8}"
-                     f"{bound(bal, 1e-4):>9}{fraction(crossed[~agree].sum(), (~agree).sum()):>9}")
-print("\n".join(table))
+fb = energy_bias.free_bias_grids(pq_all, n_free, grid_box, t_eff, bias_caught)
+print(fb.text)
 print(f"(pre-registered: at least {free_agree_min} of every grid from the catch-up time (b0 = 0) and from t = 0 (b0 = b*, "
       f"where the two coincide); every disagreement crossed E_sad)")
-n_flows["free"] = 2 * len(pq_all) * n_free ** 2
-pqn = lambda key: f"({key[0]}, {key[1]}), b0 = {key[2]}"  # noqa: E731
+n_flows["free"] = fb.n_flows
 
 # %% tags=["hide-input"]
-_ = glue("free_lowest", f"{fixed(lowest[0], 3)}")
-_ = glue("free_t0_lowest", f"{fixed(lowest_t0[0], 2)} at {pqn(lowest_t0[1])}")
+pqn = lambda key: f"({key[0]}, {key[1]}), b0 = {key[2]}"  # noqa: E731
+_ = glue("free_lowest", f"{fixed(fb.lowest[0], 3)}")
+_ = glue("free_t0_lowest", f"{fixed(fb.lowest_t0[0], 2)} at {pqn(fb.lowest_t0[1])}")
 _ = verified.record("Free bias: the (e, w, b) flow ends where the b*-reduced Thms 2/8 say, applied once the bias has caught "
-                    "up (|dL/db| < bias_caught; from t = 0 when b0 = b*)", lowest[0] >= free_agree_min,
+                    "up (|dL/db| < bias_caught; from t = 0 when b0 = b*)", fb.lowest[0] >= free_agree_min,
                     check=f"bias_flow.integrate_free_bias on {n_free}x{n_free} grids, {len(pq_all)} chains x 2 initial "
-                    f"biases, vs predict_limit", measured=f"lowest share {fixed(lowest[0], 3)} ({pqn(lowest[1])})",
+                    f"biases, vs predict_limit", measured=f"lowest share {fixed(fb.lowest[0], 3)} ({pqn(fb.lowest[1])})",
                     tolerance=f"{free_agree_min} of every grid (pre-registered)", kind="same code")
 _ = verified.record("Free bias: every disagreement with the reduced theorems is a flow whose energy crossed E_sad",
-                    n_cross == n_dis_free, check="sampled energy along each disagreeing flow (161 times)",
-                    measured=f"{n_cross}/{n_dis_free} disagreeing flows crossed", tolerance="all", kind="same code")
-_ = verified.record("Free bias: integrated energy balance E(end) - E(0) = int 2 e^2 dL/db dt", worst_bal < 1e-3,
+                    fb.n_cross == fb.n_dis, check=f"sampled energy along each disagreeing flow ({fb.n_times} times)",
+                    measured=f"{fb.n_cross}/{fb.n_dis} disagreeing flows crossed", tolerance="all", kind="same code")
+_ = verified.record("Free bias: integrated energy balance E(end) - E(0) = int 2 e^2 dL/db dt", fb.worst_bal < 1e-3,
                     check="the balance integral integrated next to the state (BDF, rtol 1e-9; w to relative accuracy)",
-                    measured=bound(worst_bal, 1e-4) + " relative to 1 + |J|", tolerance="1e-3", kind="same code")
+                    measured=bound(fb.worst_bal, 1e-4) + " relative to 1 + |J|", tolerance="1e-3", kind="same code")
 
 # %% [markdown]
 # The energy drifts by order one (and more, for large $|e|$ and $|c|$, where the bias has far to travel:
@@ -1152,24 +750,7 @@ _ = verified.record("Free bias: integrated energy balance E(end) - E(0) = int 2 
 # green: global; crosses: disagreements with the reduced theorems read off at $t = 0$):
 
 # %%
-fig, axes = plt.subplots(2, 2, figsize=(10, 9.5), layout="constrained", sharex=True, sharey=True)
-cmap = plt.matplotlib.colors.ListedColormap([plotting.GLOBAL, plotting.LOCAL, plotting.NEUTRAL])
-for row, (p, q) in enumerate(pq_main):
-    for col, name in enumerate(("b*", "0")):
-        ax = axes[row, col]
-        r, pred, agree, _ = free[(p, q, name)]
-        code = np.select([r.outcome == "global_min", r.outcome == "local_min"], [0, 1], 2)
-        ax.pcolormesh(g_free, g_free, code.T, cmap=cmap, vmin=-0.5, vmax=2.5, alpha=0.45, shading="nearest")
-        ws = np.linspace(-grid_box, -1e-9, 2000)
-        ea = markov_drawings.saddle_asymptotes(ws)
-        ax.plot(ea, ws, color=plotting.SADDLE, lw=2, label=r"saddle asymptotes $E = E_{sad}$")
-        ax.plot(-ea, ws, color=plotting.SADDLE, lw=2)
-        ax.plot(E0f[~agree], W0f[~agree], "x", color="k", ms=6, label="differs from Thms 2/8")
-        ax.set_title(f"p = {p}, q = {q}, b0 = {name}: free-bias flows")
-        ax.set_xlabel("e0")
-        ax.set_ylabel("w0")
-        ax.legend(loc="lower right", fontsize=7)
-fig.suptitle(f"Gradient flow in (e, w, b) on a {n_free} x {n_free} grid: basins vs the b*-reduced theorems")
+energy_drawings.free_bias_maps(pq_main, fb.grid, fb.free, grid_box)
 plt.show()
 
 # %% [markdown]
@@ -1187,36 +768,17 @@ plt.show()
 # the largest steps are near the stability limit and the tracking there is worse; the median is the stated measure.)
 
 # %%
-g_gd = np.linspace(-grid_box, grid_box, free_gd_n)
-e_gd, w_gd = (x.ravel() for x in np.meshgrid(g_gd, g_gd, indexing="ij"))
-table = [f"{'p':>5}{'q':>5}{'step':>8}{'median |extra - reduced|':>26}{'median |joint - reduced|':>26}"]
-ok_gd, orders, min_ratio = True, [], np.inf
-for p, q in pq_main:
-    b0 = canonical.optimal_bias(e_gd, w_gd, p, q)
-    med_ext, med_joint = [], []
-    for lr in free_gd_lrs:
-        steps = int(round(free_gd_time / lr))
-        red = gradient_descent(e_gd, w_gd, p, q, lr=lr, steps=steps, record_every=steps)[-1]
-        ext = bias_flow.gradient_descent_free_bias(e_gd, w_gd, b0, p, q, lr, steps, bias_steps=1, record_every=steps)[-1]
-        joint = bias_flow.gradient_descent_free_bias(e_gd, w_gd, b0, p, q, lr, steps, bias_steps=0, record_every=steps)[-1]
-        med_ext.append(float(np.median(np.abs(ext[:, :2] - red).max(axis=1))))
-        med_joint.append(float(np.median(np.abs(joint[:, :2] - red).max(axis=1))))
-        table.append(f"{p:>5.2f}{q:>5.2f}{lr:>8.4f}{med_ext[-1]:>26.0e}{med_joint[-1]:>26.1f}")
-    order = float(np.polyfit(np.log(free_gd_lrs), np.log(med_ext), 1)[0])
-    orders.append(order)
-    ok_gd &= order >= free_gd_order and all(j >= free_gd_gap * x for j, x in zip(med_joint, med_ext))
-    min_ratio = min(min_ratio, min(j / x for j, x in zip(med_joint, med_ext)))
-    table.append(f"{'':>10}log-log slope of the extra-step error: {fixed(order, 1)}")
-print("\n".join(table))
+xb = energy_bias.extra_bias_step(pq_main, free_gd_n, grid_box, free_gd_time, free_gd_lrs, free_gd_order, free_gd_gap)
+print(xb.text)
 
 # %% tags=["hide-input"]
 _ = verified.record("One extra (Newton) bias step per update: GD in (e, w, b) tracks the reduced GD to high order in the "
-                    "step; plain joint GD does not", ok_gd, check=f"{free_gd_n}x{free_gd_n} starts, T = {free_gd_time:g}, "
-                    f"steps {free_gd_lrs}, both figure chains", measured=f"slopes {', '.join(fixed(o, 1) for o in orders)}; "
-                    f"joint / extra at least {min_ratio:.0e}",
+                    "step; plain joint GD does not", xb.ok, check=f"{free_gd_n}x{free_gd_n} starts, T = {free_gd_time:g}, "
+                    f"steps {free_gd_lrs}, both figure chains", measured=f"slopes {', '.join(fixed(o, 1) for o in xb.orders)}; "
+                    f"joint / extra at least {xb.min_ratio:.0e}",
                     tolerance=f"slope {free_gd_order:g}; joint {free_gd_gap:g} x extra (pre-registered)",
                     kind="same code")
-_ = glue("free_slopes", " and ".join(fixed(o, 1) for o in orders))
+_ = glue("free_slopes", " and ".join(fixed(o, 1) for o in xb.orders))
 
 # %% [markdown]
 # ## Explorer: energy contours and one trajectory
@@ -1231,18 +793,13 @@ ui = widgets.explorer(markov_drawings.draw_energy, p=(0.02, 0.98, 0.02, pq_main[
                       e0=(-2.0, 2.0, 0.05, explorer_init[0]), w0=(-2.0, 2.0, 0.05, explorer_init[1]))
 if ui is not None:
     display(ui)
-
-fig, axes = plt.subplots(1, 2, figsize=(13, 6.2), layout="constrained")
-outs = [markov_drawings.draw_energy(p, q, *explorer_init, ax=ax) for ax, (p, q) in zip(axes, pq_main)]
+fig, outs, text = energy_drawings.energy_panels(pq_main, explorer_init)
 plt.show()
-for (p, q), out in zip(pq_main, outs):
-    print(f"p = {p}, q = {q}: E0 = {fixed(out['energy0'], 4)}; predicted {out['predicted']} at ({fixed(out['limit'][0], 3)}, "
-          f"{fixed(out['limit'][1], 3)}), reached {out['reached']} at ({fixed(out['reached_point'][0], 3)}, "
-          f"{fixed(out['reached_point'][1], 3)})")
-n_same = sum(o["predicted"] == o["reached"] for o in outs)
-expl_err = max(float(np.abs(np.array(o["limit"]) - np.array(o["reached_point"])).max()) for o in outs)
+print(text)
 
 # %% tags=["hide-input"]
+n_same = sum(o["predicted"] == o["reached"] for o in outs)
+expl_err = max(float(np.abs(np.array(o["limit"]) - np.array(o["reached_point"])).max()) for o in outs)
 _ = glue("n_flows_total", f"{sum(n_flows.values())}")
 _ = verified.record("explorer: the limit drawn is the one reached (predict_limit = integrate)",
                     n_same == len(outs) and expl_err < 1e-4, check="the two static panels (markov_drawings.draw_energy)",
@@ -1250,24 +807,16 @@ _ = verified.record("explorer: the limit drawn is the one reached (predict_limit
                     kind="same code")
 
 # %%
-# The rendered book's explorer: the drawing function of the live sliders above (markov_drawings.draw_energy), run at batch
-# time on a grid: chains on both sides of p + q = 1, starts with e0 > 0 (e -> -e mirrors the picture).
-# 48 frames of 480 x 330 pixels; the page's sliders swap them, and each frame shows where its flow ended.
-static_grid = {"p": [0.2, 0.9], "q": [0.3, 0.9], "e0": [0.25, 0.75, 1.25], "w0": [-1.5, -0.75, 0.0, 0.75]}
-static = explorers.static_explorer(
-    markov_drawings.draw_energy, static_grid, name="gradient_flow_energy", title="energy contours and the flow",
-    value=lambda out: f"reached {out['reached']} (predicted {out['predicted']})",
-    initial={"p": 0.9, "q": 0.9, "e0": 0.75, "w0": -0.75}, progress=False)
+# The rendered book's explorer: the drawing function of the live sliders above on a grid of 48 frames
+static, n_frames_agree, n_frames = energy_drawings.flow_explorer(markov_drawings.draw_energy, "gradient_flow_energy",
+                                                                 "energy contours and the flow")
 static.show()
-n_frames_agree, n_frames = markov_drawings.frames_agree(static.results)
 print(f"{n_frames} frames; predicted = reached in {n_frames_agree}")
 
 # %% tags=["hide-input"]
-_ = verified.record("explorer: every precomputed frame ends where the energy predicts",
-                    n_frames_agree == n_frames,
-                    check="the rendered book's frames: energy.predict_limit vs flow.integrate on the slider grid "
-                          "(4 chains, 12 starts)",
-                    measured=f"{n_frames_agree}/{n_frames} frames", tolerance="every frame", kind="same code")
+_ = verified.record("explorer: every precomputed frame ends where the energy predicts", n_frames_agree == n_frames,
+                    check="the rendered book's frames: energy.predict_limit vs flow.integrate on the slider grid (4 chains, "
+                    "12 starts)", measured=f"{n_frames_agree}/{n_frames} frames", tolerance="every frame", kind="same code")
 
 # %% [markdown]
 # Run this notebook in Jupyter to interact with the explorer: its sliders redraw the figure live. In the rendered
@@ -1282,8 +831,9 @@ _ = verified.record("explorer: every precomputed frame ends where the energy pre
 #
 # The table below is generated from one record per claim, made where the claim was checked (a failed check stops the
 # chapter there). The kind of evidence: *independent* where the check calls no markovlib function under test (torch
-# autograd of a loss written here, an integration of it with scipy, the theorem rules and closed forms coded in the
-# chapter, quadrature, Monte Carlo with integrated flows); *same code* where markovlib is checked against itself.
+# autograd of the loss of `reference`, an integration of it with scipy, the theorem rules and closed forms of
+# `energy_reference`, quadrature, Monte Carlo with integrated flows); *same code* where markovlib is checked against
+# itself.
 #
 # **Changed claims** (issue 21).
 # - *Small initialization*: "the quadrature lies in every 99.9 % Wilson interval" (48 intervals without family-wise
@@ -1301,12 +851,11 @@ _ = verified.record("explorer: every precomputed frame ends where the energy pre
 #   gradient descent, the explorer) say *same code*; every measured cell prints the measurement.
 
 # %% tags=["hide-input"]
-_ = record_results({"E_sad": SADDLE_ENERGY, "basin_disagree_share_max": worst["share"], "gd_drift_slope": slope,
-                "free_bias_agreement_min": lowest[0], "free_bias_agreement_t0_min": lowest_t0[0],
-                "free_bias_balance_err": worst_bal,
-                "free_bias_median_drift_max": max(float(np.median(np.abs(free[k][0].energy_drift))) for k in free),
-                "extra_bias_step_order_min": min(orders), "mc_cells_in_interval": inside_all / n_cells,
-                **verified.summary()})
+_ = record_results({"E_sad": SADDLE_ENERGY, "basin_disagree_share_max": maps.worst["share"], "gd_drift_slope": gd.slope,
+                    "free_bias_agreement_min": fb.lowest[0], "free_bias_agreement_t0_min": fb.lowest_t0[0],
+                    "free_bias_balance_err": fb.worst_bal, "free_bias_median_drift_max": fb.median_drift,
+                    "extra_bias_step_order_min": min(xb.orders), "mc_cells_in_interval": sm.inside / sm.n_cells,
+                    **verified.summary()})
 
 # %% tags=["remove-cell"]
 from markovlib.book.glue import summary

@@ -75,46 +75,8 @@ full_length = 8  # sequence length of its exact (enumerated) loss: 2^full_length
 explorer_inits = [[0.8, -0.4], [0.4, -0.4]]  # (e0, w0) of the two static explorer panels (chain pq_main[0])
 
 # %%
-import math
-
-from markovlib.book import params
-
-M_W = 1 + 2 * 2.2**2  # the largest |m(w')| = |1 + 2w'|w'|| on the perturbation discs (|w'| <= 2 + 0.2)
-RANGE = "Part I's theory range, at the margin from p + q = 1 (the claims depend on the side of the line)"
-SPEC = params.declare(
-    margin=params.Real(0.02, 0.5, why="the stated margin of the claims"),
-    pq_main=params.Chains(0.02, params.THEORY_RANGE, why=RANGE + "; the two figure panels: p + q > 1, then < 1"),
-    pq_extra=params.Chains(0.02, params.THEORY_RANGE, why=RANGE + "; the perturbation tests use the first two"),
-    seed=params.Int(0, why="any seed"),
-    n_random=params.Int(10, why="enough random points per chain for the autograd checks"),
-    box=params.Real(0.1, 3.0, why="random points in [-box, box]^2"),
-    n_starts=params.Int(120, why="at the corners about a sixth of the starts land on Gamma*: 120 give "
-                                 "min_gamma_roots with overwhelming probability"),
-    max_no_root=params.Real(0.0, 1.0, why="a fraction of stalled starts, fixed before the data"),
-    min_gamma_roots=params.Int(0, why="fixed before the data"),
-    n_axis=params.Int(11, why="enough axis points for the perturbation test"),
-    n_perturb=params.Int(100, why="enough perturbations per point"),
-    radius=params.Real(0.0, 0.2, closed=False, why="small discs; and radius^2 M_W <= |c*| (below)"),
-    rounding_ulps=params.Real(0.0, math.inf, closed=False, why="the rounding level of a loss value, in eps"),
-    min_resolved=params.Real(0.0, 1.0, why="a fraction, fixed before the data"),
-    n_gamma=params.Int(5, why="enough points on Gamma* for the Hessian checks"),
-    rtol_autograd=params.Real(0.0, math.inf, closed=False, why="a relative tolerance"),
-    full_d=params.Int(1, why="any width"),
-    full_length=params.Int(2, 12, why="2^full_length sequences are enumerated"),
-    explorer_inits=params.PairList(-2.0, 2.0, why="starts inside the drawn square"),
-    require=[
-        ("|p + q - 1| >= margin for every chain", lambda v: all(abs(a + b - 1) >= v["margin"] - 1e-12
-                                                                for a, b in v["pq_main"] + v["pq_extra"]),
-         "the stated margin from the line"),
-        ("pq_main: two chains, p + q > 1 then p + q < 1", lambda v: len(v["pq_main"]) == 2
-         and sum(v["pq_main"][0]) > 1 > sum(v["pq_main"][1]), "the two figure panels"),
-        ("len(pq_extra) >= 2", lambda v: len(v["pq_extra"]) >= 2, "the perturbation tests use the first two"),
-        ("radius^2 M_W <= |c*| for pq_main and pq_extra[:2]",
-         lambda v: all(v["radius"] <= math.sqrt(abs(math.log((1 - a) * (1 - b) / (a * b))) / M_W)
-                       for a, b in v["pq_main"] + v["pq_extra"][:2]),
-         "the sign law is first order in c' = e'^2 m(w'): it holds while |c'| <= |c*| (the perturbation test)"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("loss_landscape")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
@@ -124,15 +86,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from markovlib.book import explorers, plotting, widgets
-from markovlib.book.formatting import bound, fixed, yes_no
+from markovlib.book import plotting, widgets
+from markovlib.book.formatting import bound, fixed
 from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov import canonical, checks, reference
+from markovlib.markov import canonical, checks, energy_drawings, landscape_checks, landscape_drawings
 from markovlib.markov import drawings as markov_drawings
-from markovlib.markov.chain import MarkovChain
-from markovlib.numerics.roots import multistart_roots
+from markovlib.markov import landscape_hessian, landscape_perturb
 from markovlib.transformer.exact import exact_loss
 from markovlib.transformer.model import canonical_full_model
 from markovlib.transformer.readout import optimal_canonical_bias
@@ -142,11 +103,9 @@ torch.set_default_dtype(torch.float64)
 plotting.use_style()
 rng = np.random.default_rng(seed)
 verified = Verification()  # one record per claim; the final cell prints the generated table
-EPS = np.finfo(float).eps
 pq_all = pq_main + pq_extra
-W_SAD = canonical.W_SADDLE
 print(f"chains: {pq_all}")
-print(f"w_sad = -1/sqrt(2) = {W_SAD:.6f}")
+print(f"w_sad = -1/sqrt(2) = {canonical.W_SADDLE:.6f}")
 
 # %% [markdown]
 # (sec-loss-landscape-reduced)=
@@ -205,36 +164,15 @@ print(f"w_sad = -1/sqrt(2) = {W_SAD:.6f}")
 # form without cancellation for each sign of $q - p$. It shares no code with `markovlib`.
 
 # %%
-rows, ok, worst = [], True, 0.0
-for p, q in pq_all:
-    chain = MarkovChain(p, q)
-    cs = canonical.c_star(p, q)
-    pi1 = p / (p + q)
-    c = torch.linspace(-8, 8, 33)
-    beta = reference.optimal_beta(c, p, q).requires_grad_(True)
-    (F_beta,) = torch.autograd.grad(reference.logistic_loss(c, beta, p, q).sum(), beta)  # first-order condition F_beta = 0
-    g_star, g_zero = reference.logistic_loss(torch.tensor([cs, 0.0]), reference.optimal_beta(torch.tensor([cs, 0.0]), p, q), p, q).tolist()
-    gp0_closed = p * q * (p + q - 1) / (p + q) ** 2
-    errors = [float(F_beta.abs().max()), abs(g_star - chain.entropy_rate), abs(g_zero - chain.marginal_entropy),
-              abs(float(canonical.reduced_loss_grad(cs, p, q))), abs(float(canonical.reduced_loss_grad(0.0, p, q)) - gp0_closed),
-              abs(float(canonical.sigmoid(canonical.optimal_beta(0.0, p, q))) - pi1), abs(float(canonical.optimal_beta(0.0, p, q)) - math.log(p / q))]
-    g2_min = float(canonical.reduced_loss_hess(np.linspace(-30, 30, 601), p, q).min())
-    good = max(errors) < 1e-12 and g2_min > 0 and (cs > 0) == (p + q < 1)
-    ok &= good
-    worst = max(worst, max(errors))
-    rows.append((p, q, cs, g_star, chain.entropy_rate, g_zero, chain.marginal_entropy, gp0_closed, max(errors), g2_min, good))
-print(f"{'p':>5}{'q':>5}{'c*':>9}{'g(c*)':>9}{'H rate':>9}{'g(0)':>9}{'H(pi)':>9}{'g1(0)':>9}{'max err':>10}{'min g2':>9}")
-for p, q, cs, gs, hr, g0, hp, gp0, err, g2, good in rows:
-    print(f"{p:>5.2f}{q:>5.2f}{fixed(cs, 4):>9}{fixed(gs, 4):>9}{fixed(hr, 4):>9}{fixed(g0, 4):>9}{fixed(hp, 4):>9}"
-          f"{fixed(gp0, 4):>9}{bound(err, 1e-13):>10}{g2:>9.1e}")
+facts = landscape_checks.reduced_loss_facts(pq_all)
+print(facts.text)
 
 # %% tags=["hide-input"]
 _ = verified.record("g(c*) = entropy rate, g(0) = H(pi), g'(0) = pq(p+q-1)/(p+q)^2, g'' > 0, c* > 0 iff p+q < 1 "
-                    "(eq-c-star, eq-g-prime-zero)", ok, check=f"torch first-order condition and values vs MarkovChain, "
-                    f"{len(pq_all)} chains; markovlib's g'(0), beta*(0) vs the closed forms; g'' on 601 points of "
-                    "[-30, 30]", measured=f"{bound(worst, 1e-13)}; min g'' {min(r[9] for r in rows):.1e}; sign of c* "
-                    f"right for {sum((r[2] > 0) == (r[0] + r[1] < 1) for r in rows)}/{len(rows)} chains",
-                    tolerance="1e-12; g'' > 0; every chain", kind="independent")
+                    "(eq-c-star, eq-g-prime-zero)", facts.ok, check=f"torch first-order condition and values vs "
+                    f"MarkovChain, {len(pq_all)} chains; markovlib's g'(0), beta*(0) vs the closed forms; g'' on 601 points "
+                    f"of [-30, 30]", measured=f"{bound(facts.worst, 1e-13)}; min g'' {facts.g2_min:.1e}; sign of c* "
+                    f"right for {facts.n_sign}/{facts.n} chains", tolerance="1e-12; g'' > 0; every chain", kind="independent")
 
 # %% [markdown]
 # The reduced loss is a convex function of one number. Everything in the landscape of $L(e, w)$ comes from how the
@@ -242,20 +180,7 @@ _ = verified.record("g(c*) = entropy rate, g(0) = H(pi), g'(0) = pq(p+q-1)/(p+q)
 # $c = 0$ (loss $H(\pi)$) is the union of the $w$-axis and the horizontal line $w = -1/\sqrt2$.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-cgrid = np.linspace(-9, 9, 721)
-for ax, (p, q) in zip(axes, pq_main):
-    chain = MarkovChain(p, q)
-    cs = canonical.c_star(p, q)
-    ax.plot(cgrid, canonical.reduced_loss(cgrid, p, q), color="k", lw=1.6, label="g(c)")
-    plotting.yardsticks(ax, chain.entropy_rate, chain.marginal_entropy)
-    ax.plot(cs, chain.entropy_rate, "*", color=plotting.GLOBAL, ms=14, mec="k", label=f"c* = {fixed(cs, 3)}")
-    ax.plot(0, chain.marginal_entropy, "o", color=plotting.LOCAL, ms=8, mec="k", label="c = 0 (the w-axis)")
-    ax.set_xlabel("coefficient c")
-    ax.set_title(f"p = {p}, q = {q} (p + q {'>' if p + q > 1 else '<'} 1)")
-    ax.legend(loc="upper center")
-axes[0].set_ylabel("reduced loss g(c) (nats)")
-fig.suptitle("The reduced loss is convex in c: minimum at c*, value H(pi) at c = 0")
+landscape_drawings.reduced_loss_figure(pq_main)
 plt.show()
 
 # %% [markdown]
@@ -305,33 +230,17 @@ plt.show()
 # random points of $[-B, B]^2$ with $B$ = `box` = {glue:text}`ll_box` (and random $b \in [-2, 2]$) for every chain.
 
 # %%
-max_rel = {"reduced": 0.0, "bias": 0.0}
-random_points = {}
-for p, q in pq_all:
-    th = rng.uniform(-box, box, (n_random, 2))
-    b = rng.uniform(-2, 2, n_random)
-    random_points[(p, q)] = (th, b)
-    T = torch.tensor(th, requires_grad=True)
-    (g_auto,) = torch.autograd.grad(reference.reduced_loss(T, p, q).sum(), T)
-    g_lib = np.stack(canonical.grad(th[:, 0], th[:, 1], p, q), -1)
-    max_rel["reduced"] = max(max_rel["reduced"], np.abs(g_auto.numpy() - g_lib).max() / np.abs(g_lib).max())
-    T3 = torch.tensor(np.column_stack([th, b]), requires_grad=True)
-    (g_auto3,) = torch.autograd.grad(reference.loss_with_bias(T3, p, q).sum(), T3)
-    g_lib3 = np.stack(canonical.grad(th[:, 0], th[:, 1], p, q, b=b), -1)
-    max_rel["bias"] = max(max_rel["bias"], np.abs(g_auto3.numpy() - g_lib3).max() / np.abs(g_lib3).max())
-    # the losses themselves: torch (eq-logistic) vs markovlib
-    assert np.allclose(reference.reduced_loss(T, p, q).detach().numpy(), canonical.loss(th[:, 0], th[:, 1], p, q), rtol=1e-13)
-print(f"{len(pq_all)} chains x {n_random} random points")
-print(f"Lemma 7 (no bias):  max |grad_autograd - grad_markovlib| / max|grad| = {bound(max_rel['reduced'], 1e-11)}")
-print(f"Lemma 3 (bias):     max |grad_autograd - grad_markovlib| / max|grad| = {bound(max_rel['bias'], 1e-11)}")
+grads = landscape_checks.autograd_gradients(pq_all, n_random, box, rng)
+print(grads.text)
 
 # %% tags=["hide-input"]
+assert grads.loss_err < 1e-8  # the losses themselves: torch (eq-logistic) vs markovlib
 _ = glue("ll_box", f"{box:g}")
-_ = glue("ll_grad_err", bound(max(max_rel.values()), 1e-11))
+_ = glue("ll_grad_err", bound(max(grads.max_rel.values()), 1e-11))
 for name, key in (("Lemma 7 gradients = torch autograd (no bias)", "reduced"),
                   ("Lemma 3 gradients = torch autograd (with bias)", "bias")):
-    _ = verified.record(name, max_rel[key] < rtol_autograd, check=f"torch autograd of the torch loss, {len(pq_all)} chains "
-                        f"x {n_random} random points", measured=bound(max_rel[key], 1e-11),
+    _ = verified.record(name, grads.max_rel[key] < rtol_autograd, check=f"torch autograd of the torch loss, "
+                        f"{len(pq_all)} chains x {n_random} random points", measured=bound(grads.max_rel[key], 1e-11),
                         tolerance=f"relative {rtol_autograd:.0e}", kind="independent")
 
 # %% [markdown]
@@ -418,39 +327,17 @@ for name, key in (("Lemma 7 gradients = torch autograd (no bias)", "reduced"),
 # they were checked against, or as the count itself when a bound fails.
 
 # %%
-table = [f"{'p':>5}{'q':>5}{'starts':>8}{'off the critical set':>22}{'stalled':>10}{'on Gamma*':>11}{'torch |grad|':>14}"]
-ok, roots_by_chain, worst_torch, other_total, worst_stall, fewest_gamma = True, {}, 0.0, 0, 0, n_starts
-for p, q in pq_all:
-    cs = canonical.c_star(p, q)
-    starts = rng.uniform(-2, 2, (n_starts, 2))
-    roots, found = multistart_roots(lambda x, p=p, q=q: np.array(canonical.grad(x[0], x[1], p, q)), starts, jac=lambda x, p=p, q=q: canonical.hessian(x[0], x[1], p, q),
-                                    tol=1e-10)
-    roots = roots[found]
-    g_torch = np.abs(reference.autograd_grad(roots, p, q)).max() if len(roots) else 0.0
-    worst_torch = max(worst_torch, g_torch)
-    on_axis = np.abs(roots[:, 0]) < 1e-4
-    on_gamma = ~on_axis & (np.abs(canonical.coefficient(roots[:, 0], roots[:, 1]) - cs) < 1e-8)
-    other = int(np.sum(~on_axis & ~on_gamma))
-    other_total += other
-    stalled = n_starts - int(found.sum())
-    roots_by_chain[(p, q)] = roots[on_gamma]
-    worst_stall, fewest_gamma = max(worst_stall, stalled), min(fewest_gamma, int(on_gamma.sum()))
-    good = other == 0 and stalled <= max_no_root * n_starts and on_gamma.sum() >= min_gamma_roots and g_torch < 1e-9
-    ok &= good
-    stall_txt = "<= " + format(max_no_root, ".0%") if stalled <= max_no_root * n_starts else str(stalled)
-    gamma_txt = ">= " + str(min_gamma_roots) if on_gamma.sum() >= min_gamma_roots else str(int(on_gamma.sum()))
-    table.append(f"{p:>5.2f}{q:>5.2f}{n_starts:>8}{other:>22}{stall_txt:>10}{gamma_txt:>11}{bound(g_torch, 1e-11):>14}")
-print("\n".join(table))
+roots = landscape_checks.critical_roots(pq_all, n_starts, rng, max_no_root, min_gamma_roots)
+print(roots.text)
 
 # %% tags=["hide-input"]
-_ = glue("ll_other_roots", str(other_total))
-_ = verified.record("Thm 1: every root of grad L found lies on Gamma* or the w-axis (confirmed by torch autograd)", ok,
+_ = glue("ll_other_roots", str(roots.other))
+_ = verified.record("Thm 1: every root of grad L found lies on Gamma* or the w-axis (confirmed by torch autograd)", roots.ok,
                     check=f"multistart root search, {n_starts} random starts per chain, {len(pq_all)} chains; roots' torch "
-                    f"gradient", measured=f"{other_total} roots elsewhere; torch |grad| at the roots "
-                    f"{bound(worst_torch, 1e-11)}; most stalled {worst_stall}/{n_starts}; fewest on Gamma* {fewest_gamma}",
-                    tolerance=f"none elsewhere; |grad| < 1e-9; stalled <= {max_no_root:.0%}, >= {min_gamma_roots} on Gamma*",
-                    kind="independent")
-
+                    f"gradient", measured=f"{roots.other} roots elsewhere; torch |grad| at the roots "
+                    f"{bound(roots.torch_grad, 1e-11)}; most stalled {roots.worst_stall}/{n_starts}; fewest on Gamma* "
+                    f"{roots.fewest_gamma}", tolerance=f"none elsewhere; |grad| < 1e-9; stalled <= {max_no_root:.0%}, "
+                    f">= {min_gamma_roots} on Gamma*", kind="independent")
 
 # %% [markdown]
 # **Check 2: the global minima, on the roots.** The roots of Check 1 that lie off the axis were found without any
@@ -462,42 +349,16 @@ _ = verified.record("Thm 1: every root of grad L found lies on Gamma* or the w-a
 # above the entropy rate by the mutual information.
 
 # %%
-ok, n_side = True, 0
-table = [f"{'p':>5}{'q':>5}{'Gamma* roots':>14}{'side of -1/sqrt2':>18}{'|L - H_rate|':>14}{'kernel err':>12}"
-         f"{'wrong side: min L - H(pi)':>27}"]
-worst = dict(loss=0.0, kernel=0.0, wrong=0.0)
-e_w = np.linspace(-3, 3, 241)
-for p, q in pq_all:
-    chain = MarkovChain(p, q)
-    r = roots_by_chain[(p, q)]
-    side_ok = bool(np.all((r[:, 1] < W_SAD) == (p + q > 1)))
-    T = torch.tensor(r)
-    lerr = float((reference.reduced_loss(T, p, q) - chain.entropy_rate).abs().max())
-    c_r = reference.coefficient(T[:, 0], T[:, 1])
-    beta_r = reference.optimal_beta(c_r, p, q)
-    kerr = float(torch.maximum((torch.sigmoid(beta_r) - p).abs(), (torch.sigmoid(c_r + beta_r) - (1 - q)).abs()).max())
-    w_wrong = np.linspace(W_SAD + 0.01, 3, 200) if p + q > 1 else np.linspace(-3, W_SAD - 0.01, 200)
-    Eg, Wg = np.meshgrid(e_w, w_wrong, indexing="ij")
-    L_wrong = reference.reduced_loss(torch.tensor(np.stack([Eg, Wg], -1)), p, q).numpy()
-    gap_wrong = float(L_wrong.min() - chain.marginal_entropy)  # >= 0 up to rounding
-    tau = rounding_ulps * EPS
-    good = side_ok and lerr < 1e-10 and kerr < 1e-10 and gap_wrong > -tau
-    ok &= good
-    n_side += side_ok
-    worst = dict(loss=max(worst["loss"], lerr), kernel=max(worst["kernel"], kerr), wrong=min(worst["wrong"], gap_wrong))
-    side_txt = "w < -1/sqrt2" if p + q > 1 else "w > -1/sqrt2"
-    table.append(f"{p:>5.2f}{q:>5.2f}{'>= ' + str(min_gamma_roots):>14}{side_txt + ': ' + yes_no(side_ok):>18}"
-                 f"{bound(lerr, 1e-12):>14}{bound(kerr, 1e-12):>12}"
-                 f"{checks.floor_text(gap_wrong):>27}")
-print("\n".join(table))
+side = landscape_checks.gamma_side(pq_all, roots.gamma_roots, min_gamma_roots, rounding_ulps)
+print(side.text)
 
 # %% tags=["hide-input"]
-_ = glue("ll_side_count", f"{n_side}/{len(pq_all)}")
+_ = glue("ll_side_count", f"{side.n_side}/{len(pq_all)}")
 _ = verified.record("Thm 1 (i): the roots off the axis lie on w < -1/sqrt2 iff p+q > 1, with loss = entropy rate and "
-                    "kernel prediction", ok, check="torch loss and prediction at the Check-1 roots; torch loss on a grid "
-                    "of the other side", measured=f"side right for {n_side}/{len(pq_all)} chains; |L - H_rate| "
-                    f"{bound(worst['loss'], 1e-12)}, kernel {bound(worst['kernel'], 1e-12)}; other side min L - H(pi) "
-                    f"{checks.floor_text(worst['wrong'])}",
+                    "kernel prediction", side.ok, check="torch loss and prediction at the Check-1 roots; torch loss on a "
+                    "grid of the other side", measured=f"side right for {side.n_side}/{len(pq_all)} chains; |L - H_rate| "
+                    f"{bound(side.worst['loss'], 1e-12)}, kernel {bound(side.worst['kernel'], 1e-12)}; other side min "
+                    f"L - H(pi) {checks.floor_text(side.worst['wrong'])}",
                     tolerance=f"every chain; 1e-10; other side L >= H(pi) - {rounding_ulps:g} eps", kind="independent")
 
 # %% [markdown]
@@ -515,35 +376,17 @@ _ = verified.record("Thm 1 (i): the roots off the axis lie on w < -1/sqrt2 iff p
 # gradient, so that it is not vacuous.
 
 # %%
-ok = True
-w_full = np.linspace(-2.5, 2.5, 11)
-worst_axis, worst_loss, min_off = 0.0, 0.0, np.inf
-for p, q in pq_all:
-    chain = MarkovChain(p, q)
-    for w in w_full:
-        for e in (0.0, 0.3):
-            b = math.log(p / q) if e == 0 else optimal_canonical_bias(e, w, 0.0, p, q)
-            model = canonical_full_model(e, float(w), b, d=full_d, max_len=full_length, seed=seed)
-            loss = exact_loss(model, chain, full_length)
-            grads = torch.autograd.grad(loss, list(model.parameters()), allow_unused=True)
-            gmax = max(float(g.abs().max()) for g in grads if g is not None)
-            if e == 0:
-                worst_axis = max(worst_axis, gmax)
-                worst_loss = max(worst_loss, abs(float(loss.detach()) - chain.marginal_entropy))
-            else:
-                min_off = min(min_off, gmax)
-ok = worst_axis < 1e-12 and worst_loss < 1e-12 and min_off > 1e-6
-print(f"full transformer (d = {full_d}, N = {full_length}), {w_full.size} axis points x {len(pq_all)} chains:")
-print(f"  at e = 0:   max |dL/dparameter| = {bound(worst_axis, 1e-13)}, |L - H(pi)| = {bound(worst_loss, 1e-13)}")
-print(f"  at e = 0.3: smallest max |dL/dparameter| = {min_off:.1e}")
+full = landscape_checks.full_model_axis(pq_all, full_d, full_length, seed, model=canonical_full_model,
+                                        exact_loss=exact_loss, optimal_bias=optimal_canonical_bias)
+print(full.text)
 
 # %% tags=["hide-input"]
-_ = glue("ll_axis_grad", bound(worst_axis, 1e-13))
-_ = verified.record("Thm 1: the w-axis is critical (full transformer, every parameter), loss H(pi)", ok,
+_ = glue("ll_axis_grad", bound(full.axis_grad, 1e-13))
+_ = verified.record("Thm 1: the w-axis is critical (full transformer, every parameter), loss H(pi)", full.ok,
                     check=f"torch autograd of the exact loss of canonical_full_model at e = 0, b = log(p/q); "
-                    f"{w_full.size} w x {len(pq_all)} chains; nonzero at e = 0.3", measured=f"max |grad| "
-                    f"{bound(worst_axis, 1e-13)}; |L - H(pi)| {bound(worst_loss, 1e-13)}; at e = 0.3 at least "
-                    f"{min_off:.1e}", tolerance="1e-12; > 1e-6 (a million times the axis tolerance)",
+                    f"{full.n_w} w x {len(pq_all)} chains; nonzero at e = 0.3", measured=f"max |grad| "
+                    f"{bound(full.axis_grad, 1e-13)}; |L - H(pi)| {bound(full.axis_loss, 1e-13)}; at e = 0.3 at least "
+                    f"{full.off:.1e}", tolerance="1e-12; > 1e-6 (a million times the axis tolerance)",
                     kind="identity")
 
 # %% [markdown]
@@ -553,14 +396,7 @@ _ = verified.record("Thm 1: the w-axis is critical (full transformer, every para
 # saddle.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.8))
-for ax, (p, q) in zip(axes, pq_main):
-    markov_drawings.loss_contours(ax, p, q, colorbar=ax is axes[1])
-    markov_drawings.critical_points(ax, p, q, legend=False)
-    ax.set_title(f"p = {p}, q = {q}: p + q {'>' if p + q > 1 else '<'} 1")
-handles, labels = axes[0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncol=5, bbox_to_anchor=(0.45, -0.06))
-fig.suptitle("Critical points of L(e, w) (Thm 1; the loci of the paper's Fig. 1 (a), (c))")
+landscape_drawings.critical_loci_figure(pq_main)
 plt.show()
 
 # %% [markdown]
@@ -611,89 +447,37 @@ plt.show()
 # eigen-structure on $\Gamma^*$; the closed form on the axis.
 
 # %%
-hess_red_torch = {}
-err = dict(red=0.0, bias=0.0, schur=0.0)
-for p, q in pq_all:
-    th, b = random_points[(p, q)]
-    H_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: reference.reduced_loss(x, p, q)))(torch.tensor(th)).numpy()
-    H_lib = canonical.hessian(th[:, 0], th[:, 1], p, q)
-    err["red"] = max(err["red"], np.abs(H_auto - H_lib).max() / np.abs(H_lib).max())
-    th3 = np.column_stack([th, b])
-    H3_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: reference.loss_with_bias(x, p, q)))(torch.tensor(th3)).numpy()
-    H3_lib = canonical.hessian(th[:, 0], th[:, 1], p, q, b=b)
-    err["bias"] = max(err["bias"], np.abs(H3_auto - H3_lib).max() / np.abs(H3_lib).max())
-    # Lemma 8: Schur complement of the 3x3 Hessian at the optimal bias
-    Hs = canonical.hessian(th[:, 0], th[:, 1], p, q, b=canonical.optimal_bias(th[:, 0], th[:, 1], p, q))
-    schur = Hs[:, :2, :2] - Hs[:, :2, 2:] @ Hs[:, 2:, :2] / Hs[:, 2:, 2:]
-    err["schur"] = max(err["schur"], np.abs(schur - H_lib).max() / np.abs(H_lib).max())
-print(f"2x2 Hessian (no bias) vs torch.func.hessian: max rel. error {bound(err['red'], 1e-12)}")
-print(f"3x3 Hessian (bias)    vs torch.func.hessian: max rel. error {bound(err['bias'], 1e-12)}")
-print(f"Lemma 8: Schur complement of the 3x3 Hessian at b* vs 2x2 Hessian: max rel. error {bound(err['schur'], 1e-12)}")
+hess = landscape_hessian.hessians_autograd(grads.points)
+print(hess.text)
 
 # %% tags=["hide-input"]
-_ = verified.record("Hessians (2x2 without bias, 3x3 with bias) = torch autograd", max(err["red"], err["bias"]) < rtol_autograd,
+_ = verified.record("Hessians (2x2 without bias, 3x3 with bias) = torch autograd", max(hess.err["red"], hess.err["bias"]) < rtol_autograd,
                     check=f"torch.func.hessian of the torch losses at the random points, {len(pq_all)} chains",
-                    measured=bound(max(err["red"], err["bias"]), 1e-12), tolerance=f"relative {rtol_autograd:.0e}",
+                    measured=bound(max(hess.err["red"], hess.err["bias"]), 1e-12), tolerance=f"relative {rtol_autograd:.0e}",
                     kind="independent")
-_ = verified.record("Lemma 8: reduced Hessian = Schur complement of the 3x3 Hessian at b*", err["schur"] < rtol_autograd,
-                    check="canonical.hessian with b = b* vs without", measured=bound(err["schur"], 1e-12),
+_ = verified.record("Lemma 8: reduced Hessian = Schur complement of the 3x3 Hessian at b*", hess.err["schur"] < rtol_autograd,
+                    check="canonical.hessian with b = b* vs without", measured=bound(hess.err["schur"], 1e-12),
                     tolerance=f"relative {rtol_autograd:.0e}", kind="same code")
 
 # %%
-print(f"{'p':>5}{'q':>5}{'lambda_max / (g2(c*)|grad c|^2) - 1':>36}{'|lambda_min| / lambda_max':>27}"
-      f"{'|H t| / (lambda_max |t|)':>26}{'autograd err':>14}")
-ok, worst_g = True, 0.0
-for p, q in pq_all:
-    cs_set = canonical.critical_sets(p, q)
-    side = np.linspace(-2.4, W_SAD - 0.05, n_gamma) if p + q > 1 else np.linspace(W_SAD + 0.05, 2.4, n_gamma)
-    e_g = cs_set.global_min_e(side) * rng.choice([-1, 1], n_gamma)  # both branches e > 0 and e < 0
-    H = canonical.hessian(e_g, side, p, q)
-    lam = np.linalg.eigvalsh(H)  # ascending
-    m = 1 + 2 * side * np.abs(side)
-    grad_c = np.stack([2 * e_g * m, 4 * e_g ** 2 * np.abs(side)], -1)
-    predicted = canonical.reduced_loss_hess(cs_set.c_star, p, q) * (grad_c ** 2).sum(-1)
-    tangent = np.stack([-e_g * 4 * np.abs(side) / (2 * m), np.ones_like(side)], -1)  # d/dw of (e(w), w) on Gamma*
-    rel_top = np.abs(lam[:, 1] / predicted - 1).max()
-    rel_zero = (np.abs(lam[:, 0]) / lam[:, 1]).max()
-    Ht = np.einsum("nij,nj->ni", H, tangent)
-    rel_tangent = (np.linalg.norm(Ht, axis=1) / (lam[:, 1] * np.linalg.norm(tangent, axis=1))).max()
-    H_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: reference.reduced_loss(x, p, q)))(
-        torch.tensor(np.column_stack([e_g, side]))).numpy()
-    auto_err = np.abs(H_auto - H).max() / np.abs(H).max()
-    good = max(rel_top, rel_zero, rel_tangent) < 1e-8 and auto_err < rtol_autograd
-    ok &= good
-    worst_g = max(worst_g, rel_top, rel_zero, rel_tangent)
-    print(f"{p:>5.2f}{q:>5.2f}{bound(rel_top, 1e-10):>36}{bound(rel_zero, 1e-10):>27}{bound(rel_tangent, 1e-10):>26}"
-          f"{bound(auto_err, 1e-12):>14}")
+gamma = landscape_hessian.gamma_hessian(pq_all, n_gamma, rng, rtol_autograd)
+print(gamma.text)
 
 # %% tags=["hide-input"]
-_ = verified.record("Lemma 8 on Gamma*: rank one, eigenvalue g''(c*)|grad c|^2, zero along Gamma*", ok,
+_ = verified.record("Lemma 8 on Gamma*: rank one, eigenvalue g''(c*)|grad c|^2, zero along Gamma*", gamma.ok,
                     check=f"eigen-decomposition of canonical.hessian at {n_gamma} points of Gamma* per chain (both signs of "
-                    "e) vs the closed form; torch Hessian", measured=bound(worst_g, 1e-10), tolerance="relative 1e-8",
+                    "e) vs the closed form; torch Hessian", measured=bound(gamma.worst, 1e-10), tolerance="relative 1e-8",
                     kind="independent")
 
 # %%
-axis_err = 0.0
-w_axis = np.linspace(-3, 3, 601)
-for p, q in pq_all:
-    H = canonical.hessian(np.zeros_like(w_axis), w_axis, p, q)
-    m = 1 + 2 * w_axis * np.abs(w_axis)
-    diag = np.zeros_like(H)
-    diag[:, 0, 0] = 2 * p * q * (p + q - 1) / (p + q) ** 2 * m
-    H_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: reference.reduced_loss(x, p, q)))(
-        torch.tensor(np.column_stack([np.zeros_like(w_axis), w_axis]))).numpy()
-    scale = max(1.0, float(np.abs(diag).max()))  # entries up to 2 g'(0) 19 at |w| = 3: rounding is relative
-    axis_err = max(axis_err, float(np.abs(H - diag).max()) / scale, float(np.abs(H_auto - diag).max()) / scale)
-H_sad = max(float(np.abs(canonical.hessian(0.0, W_SAD, p, q)).max()) for p, q in pq_all)
-print(f"axis Hessian = diag(2 g'(0)(1 + 2w|w|), 0) on {w_axis.size} points x {len(pq_all)} chains "
-      f"(closed form, markovlib, autograd): max relative error {bound(axis_err, 1e-12)}")
-print(f"Hessian at the saddle (0, -1/sqrt 2), {len(pq_all)} chains: max |entry| = {bound(H_sad, 1e-13)}")
+axis = landscape_hessian.axis_hessian(pq_all)
+print(axis.text)
 
 # %% tags=["hide-input"]
 _ = verified.record("Lemma 8 on the w-axis: Hessian = diag(2g'(0)(1+2w|w|), 0), zero at the saddle",
-                    axis_err < 1e-11 and H_sad < 1e-12, check=f"closed form = canonical.hessian = torch.func.hessian on "
-                    f"{w_axis.size} axis points x {len(pq_all)} chains",
-                    measured=f"entries {bound(axis_err, 1e-12)}; saddle {bound(H_sad, 1e-13)}",
+                    axis.err < 1e-11 and axis.saddle < 1e-12, check=f"closed form = canonical.hessian = torch.func.hessian "
+                    f"on {axis.n_w} axis points x {len(pq_all)} chains",
+                    measured=f"entries {bound(axis.err, 1e-12)}; saddle {bound(axis.saddle, 1e-13)}",
                     tolerance="relative 1e-11 (entries); 1e-12 at the saddle", kind="independent")
 
 # %% [markdown]
@@ -740,76 +524,29 @@ _ = verified.record("Lemma 8 on the w-axis: Hessian = diag(2g'(0)(1+2w|w|), 0), 
 # fraction `min_resolved` of the perturbations must be resolvable, so the law is never checked on a vacuous set.
 
 # %%
-tau = rounding_ulps * EPS  # the rounding level of a computed loss difference (derived above)
-w_test = np.linspace(-2, 2, n_axis)
-w_test = w_test[np.abs(w_test - W_SAD) > 2 * radius]
+tau = rounding_ulps * np.finfo(float).eps  # the rounding level of a computed loss difference (derived above)
+w_test = landscape_perturb.axis_points(n_axis, radius)
 print(f"tau = {rounding_ulps:g} eps = {tau:.1e}")
 
 # %% [markdown]
 # The test itself, chain by chain and point by point (its table follows):
 
 # %%
-ok, floor, resolved_frac, n_law, n_pts, stats_by_chain = True, 0.0, 1.0, 0, 0, {}
-for p, q in pq_main + pq_extra[:2]:
-    H_pi = MarkovChain(p, q).marginal_entropy
-    gp0 = p * q * (p + q - 1) / (p + q) ** 2
-    M2 = min(p, q) / (p + q) / 8  # M / 2 with M = min(pi_0, pi_1) / 4, the bound on g''
-    cs_pt, gap_pt = canonical.c_star(p, q), H_pi - MarkovChain(p, q).entropy_rate  # c* and g(0) - g(c*)
-    floor = max(floor, float(np.abs(canonical.loss(np.zeros_like(w_test), w_test, p, q) - H_pi).max()))
-    stats = {}
-    for w0 in list(w_test) + [W_SAD]:
-        de, dw = checks.disc(rng, n_perturb * (5 if w0 == W_SAD else 1), radius)
-        dL = canonical.loss(de, w0 + dw, p, q) - H_pi
-        mm = 1 + 2 * (w0 + dw) * np.abs(w0 + dw)
-        cp = de ** 2 * mm
-        # |exact dL| >= lower, by convexity of g (derived above; needs |c'| <= |c*|, enforced on radius)
-        lower = np.where(gp0 * cp > 0, np.abs(gp0 * cp), np.abs(cp) / abs(cs_pt) * gap_pt)
-        resolvable = lower > tau
-        law = bool(np.array_equal(np.sign(dL[resolvable]), np.sign((p + q - 1) * mm[resolvable])))
-        consistent = bool(np.all(np.abs(dL[~resolvable]) <= np.abs(gp0 * cp[~resolvable]) + M2 * cp[~resolvable] ** 2 + tau))
-        n_law += law and consistent
-        n_pts += 1
-        kind = "saddle" if w0 == W_SAD else ("local_min" if (p + q - 1) * (w0 - W_SAD) > 0 else "local_max")
-        s = stats.setdefault(kind, dict(n=0, pos=[], neg=[], big=0.0, law=True, cls=True, res=[], lo=np.inf, hi=-np.inf))
-        s["n"] += 1
-        s["pos"].append(np.mean(dL > 0))
-        s["neg"].append(np.mean(dL < 0))
-        s["res"].append(np.mean(resolvable))
-        s["big"] = max(s["big"], np.abs(dL).max())
-        s["lo"], s["hi"] = min(s["lo"], dL.min()), max(s["hi"], dL.max())
-        s["law"] &= law and consistent
-        s["cls"] &= canonical.classify(0.0, w0, p, q) == kind
-    sad = stats["saddle"]
-    resolved_frac = min(resolved_frac, min(min(s["res"]) for s in stats.values()))
-    good = (stats["local_min"]["lo"] > -tau and stats["local_max"]["hi"] < tau
-            and 0.4 < sad["pos"][0] < 0.6 and 0.4 < sad["neg"][0] < 0.6 and all(s["law"] and s["cls"] for s in stats.values()))
-    ok &= good
-    stats_by_chain[(p, q)] = stats
-ok &= floor < tau and resolved_frac >= min_resolved
-
-# %%
-print(f"{'p':>5}{'q':>5}{'type':>11}{'points':>8}{'dL > 0':>8}{'dL < 0':>8}{'max|dL|':>10}{'resolved':>10}"
-      f"{'sign law':>10}{'classify':>10}")
-for (p, q), stats in stats_by_chain.items():
-    for kind, s in stats.items():
-        print(f"{p:>5.2f}{q:>5.2f}{kind:>11}{s['n']:>8}{fixed(np.mean(s['pos']), 2):>8}{fixed(np.mean(s['neg']), 2):>8}"
-              f"{s['big']:>10.1e}{fixed(min(s['res']), 4):>10}{yes_no(s['law']):>10}{yes_no(s['cls']):>10}")
-print(f"rounding floor: max |L(0, w) - H(pi)| = {bound(floor, 1e-15)} (tau = {tau:.1e}); smallest resolvable "
-      f"fraction of a disc {fixed(resolved_frac, 4)}")
+pert = landscape_perturb.axis_perturbation(pq_main + pq_extra[:2], w_test, n_perturb, radius, tau, rng, min_resolved)
+print(pert.text)
+print(f"rounding floor: max |L(0, w) - H(pi)| = {bound(pert.floor, 1e-15)} (tau = {tau:.1e}); smallest resolvable "
+      f"fraction of a disc {fixed(pert.resolved, 4)}")
 
 # %% tags=["hide-input"]
-_ = glue("ll_law_count", f"{n_law}/{n_pts}")
-_ = glue("ll_unresolved", f"{1 - resolved_frac:.0e}" if resolved_frac < 1 else "0")
-g_r = np.linspace(*params.THEORY_RANGE, 481)
-PP, QQ = np.meshgrid(g_r, g_r)
-gp0_r = PP * QQ * np.abs(PP + QQ - 1) / (PP + QQ) ** 2
-_ = glue("ll_gp0_min", f"{float(gp0_r[np.abs(PP + QQ - 1) >= margin - 1e-12].min()):.0e}")
+_ = glue("ll_law_count", f"{pert.n_law}/{pert.n_pts}")
+_ = glue("ll_unresolved", f"{1 - pert.resolved:.0e}" if pert.resolved < 1 else "0")
+_ = glue("ll_gp0_min", f"{landscape_perturb.smallest_rate(margin, n=481):.0e}")
 _ = verified.record("Thm 1 (ii)-(iv): perturbation test: axis minima never undercut, maxima never exceeded, saddle "
-                    "both ways, sign law on every resolvable perturbation", ok,
+                    "both ways, sign law on every resolvable perturbation", pert.ok,
                     check=f"{n_perturb} perturbations of canonical.loss in discs of radius {radius} around {w_test.size} "
                     f"axis points, {len(pq_main) + 2} chains, against the sign law derived here",
-                    measured=f"sign law at {n_law}/{n_pts} points; smallest resolvable fraction {fixed(resolved_frac, 4)}; "
-                    f"rounding floor {bound(floor, 1e-15)}",
+                    measured=f"sign law at {pert.n_law}/{pert.n_pts} points; smallest resolvable fraction "
+                    f"{fixed(pert.resolved, 4)}; rounding floor {bound(pert.floor, 1e-15)}",
                     tolerance=f"every point; fraction >= {min_resolved:g}; tau = {rounding_ulps:g} eps = {tau:.1e}",
                     kind="same code")
 
@@ -819,23 +556,7 @@ _ = verified.record("Thm 1 (ii)-(iv): perturbation test: axis minima never under
 # $w = -1/\sqrt2$ has $c = 0$); the loss goes up on one side of that line and down on the other.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-es = np.linspace(-0.6, 0.6, 241)
-for ax, (p, q) in zip(axes, pq_main):
-    H_pi = MarkovChain(p, q).marginal_entropy
-    for w0, ls in ((0.0, "-"), (-1.2, "--"), (W_SAD, ":"), (W_SAD + 0.1, "-."), (W_SAD - 0.1, (0, (1, 3)))):
-        kind = canonical.classify(0.0, w0, p, q)
-        colour = {"local_min": plotting.LOCAL, "local_max": plotting.MAXIMA, "saddle": plotting.SADDLE}[kind]
-        label = f"w = {w0:.3f} ({kind.replace('_', ' ')})" if abs(w0 - W_SAD) > 0.01 or kind == "saddle" else None
-        if abs(abs(w0 - W_SAD) - 0.1) < 1e-9:
-            label = f"w = w_sad {'+' if w0 > W_SAD else '-'} 0.1 ({kind.replace('_', ' ')})"
-        ax.plot(es, canonical.loss(es, w0, p, q) - H_pi, color=colour, ls=ls, lw=1.6, label=label)
-    ax.axhline(0, color="k", lw=0.6)
-    ax.set_xlabel("e (w fixed)")
-    ax.set_title(f"p = {p}, q = {q}: p + q {'>' if p + q > 1 else '<'} 1")
-    ax.legend(fontsize=7.5)
-axes[0].set_ylabel("L(e, w) - H(pi) (nats)")
-fig.suptitle("Across the w-axis: minima, maxima and the saddle (Thm 1)")
+landscape_drawings.axis_slices_figure(pq_main)
 plt.show()
 
 # %% [markdown]
@@ -916,75 +637,27 @@ plt.show()
 # dimensions.
 
 # %%
-table = [f"{'p':>5}{'q':>5}{'starts':>8}{'off the lifted sets':>21}{'stalled':>10}{'max|b-b*|':>11}{'torch |grad|':>14}"]
-ok, worst_b, worst_t, other6 = True, 0.0, 0.0, 0
-for p, q in pq_all:
-    cs = canonical.c_star(p, q)
-    starts = np.column_stack([rng.uniform(-2, 2, (n_starts, 2)), rng.uniform(-3, 3, n_starts)])
-    roots, found = multistart_roots(lambda x, p=p, q=q: np.array(canonical.grad(x[0], x[1], p, q, b=x[2])), starts,
-                                    jac=lambda x, p=p, q=q: canonical.hessian(x[0], x[1], p, q, b=x[2]), tol=1e-10)
-    roots = roots[found]
-    e, w, b = roots.T
-    b_err = float(np.abs(b - canonical.optimal_bias(e, w, p, q)).max()) if len(roots) else 0.0
-    g_t = float(np.abs(reference.autograd_grad(roots, p, q)).max()) if len(roots) else 0.0
-    on_axis = np.abs(e) < 1e-4
-    other = int(np.sum(~on_axis & ~(np.abs(canonical.coefficient(e, w) - cs) < 1e-8)))
-    other6 += other
-    stalled = n_starts - int(found.sum())
-    ok &= other == 0 and stalled <= max_no_root * n_starts and b_err < 1e-6 and g_t < 1e-9
-    worst_b, worst_t = max(worst_b, b_err), max(worst_t, g_t)
-    stall_txt = "<= " + format(max_no_root, ".0%") if stalled <= max_no_root * n_starts else str(stalled)
-    table.append(f"{p:>5.2f}{q:>5.2f}{n_starts:>8}{other:>21}{stall_txt:>10}"
-                 f"{bound(b_err, 1e-8):>11}{bound(g_t, 1e-11):>14}")
-print("\n".join(table))
+roots_b = landscape_checks.critical_roots(pq_all, n_starts, rng, max_no_root, bias=True)
+print(roots_b.text)
 
 # %% tags=["hide-input"]
-_ = verified.record("Thm 6: every root of grad L(e, w, b) is a critical point of the reduced loss at b = b*", ok,
+_ = verified.record("Thm 6: every root of grad L(e, w, b) is a critical point of the reduced loss at b = b*", roots_b.ok,
                     check=f"multistart root search in (e, w, b), {n_starts} starts per chain; roots' torch gradient",
-                    measured=f"{other6} roots elsewhere; |b - b*| {bound(worst_b, 1e-8)}; torch |grad| {bound(worst_t, 1e-11)}",
-                    tolerance=f"none elsewhere; 1e-6; 1e-9; stalled <= {max_no_root:.0%}", kind="independent")
+                    measured=f"{roots_b.other} roots elsewhere; |b - b*| {bound(roots_b.b_err, 1e-8)}; torch |grad| "
+                    f"{bound(roots_b.torch_grad, 1e-11)}", tolerance=f"none elsewhere; 1e-6; 1e-9; stalled <= "
+                    f"{max_no_root:.0%}", kind="independent")
 
 # %%
-print(f"{'p':>5}{'q':>5}{'set':>22}{'points':>8}{'min eig / max eig':>19}{'#neg':>6}{'#zero':>7}  verdict")
-ok, l4_err, n_sets, n_sets_ok = True, 0.0, 0, 0
-for p, q in pq_all:
-    cs_set = canonical.critical_sets(p, q)
-    k = p * q / (p + q) ** 2
-    # Lemma 4 on the axis, order (b, e, w) <- canonical order (e, w, b)
-    H3 = canonical.hessian(np.zeros_like(w_axis), w_axis, p, q, b=math.log(p / q))
-    H3_bew = H3[:, [2, 0, 1]][:, :, [2, 0, 1]]
-    lemma4 = np.zeros_like(H3_bew)
-    lemma4[:, 0, 0] = k
-    lemma4[:, 1, 1] = k * 2 * (p + q - 1) * (1 + 2 * w_axis * np.abs(w_axis))
-    H3_auto = torch.func.vmap(torch.func.hessian(lambda x, p=p, q=q: reference.loss_with_bias(x, p, q)))(torch.tensor(
-        np.column_stack([np.zeros_like(w_axis), w_axis, np.full_like(w_axis, math.log(p / q))]))).numpy()
-    l4_err = max(l4_err, float(np.abs(H3_bew - lemma4).max()), float(np.abs(H3_auto - H3).max()))
-    lam = np.linalg.eigvalsh(H3)
-    is_min = (p + q - 1) * (w_axis - W_SAD) > 0
-    is_sad = (p + q - 1) * (w_axis - W_SAD) < 0
-    # on Gamma*_b
-    side = np.linspace(-2.4, W_SAD - 0.05, n_gamma) if p + q > 1 else np.linspace(W_SAD + 0.05, 2.4, n_gamma)
-    e_g = cs_set.global_min_e(side)
-    lam_g = np.linalg.eigvalsh(canonical.hessian(e_g, side, p, q, b=canonical.optimal_bias(e_g, side, p, q)))
-    for name, L_, expect in (("Gamma*_b", lam_g, "psd rank 2"), ("Gamma_min,b (axis)", lam[is_min], "psd"),
-                             ("Gamma_sad,b (axis)", lam[is_sad], "indefinite")):
-        scale = np.abs(L_).max(axis=1)
-        neg = (L_ < -1e-12 * scale[:, None]).sum(axis=1)
-        zero = (np.abs(L_) <= 1e-12 * scale[:, None]).sum(axis=1)
-        verdict = {"psd rank 2": bool(np.all(neg == 0) and np.all(zero == 1)), "psd": bool(np.all(neg == 0)),
-                   "indefinite": bool(np.all((neg == 1) & (L_[:, -1] > 0)))}[expect]
-        ok &= verdict
-        n_sets, n_sets_ok = n_sets + 1, n_sets_ok + verdict
-        print(f"{p:>5.2f}{q:>5.2f}{name:>22}{len(L_):>8}{fixed((L_[:, 0] / L_[:, -1]).min(), 3):>19}{neg.max():>6}"
-              f"{zero.max():>7}  {expect}: {yes_no(verdict)}")
+sets = landscape_hessian.lemma4_sets(pq_all, n_gamma)
+print(sets.text)
 
 # %% tags=["hide-input"]
-_ = glue("ll_sets_count", f"{n_sets_ok}/{n_sets}")
+_ = glue("ll_sets_count", f"{sets.n_ok}/{sets.n_sets}")
 _ = verified.record("Lemma 4 (closed form = markovlib = autograd); Hessian psd on Gamma*_b and Gamma_min,b, indefinite on "
-                    "the lifted maxima", ok and l4_err < 1e-11, check=f"closed form, canonical.hessian and torch.func.hessian "
-                    f"on {w_axis.size} axis points; eigenvalue signs (relative 1e-12) on Gamma*_b and the axis, "
-                    f"{len(pq_all)} chains", measured=f"entries {bound(l4_err, 1e-12)}; signs as stated on "
-                    f"{n_sets_ok}/{n_sets} sets", tolerance="1e-11 (entries); every set", kind="independent")
+                    "the lifted maxima", sets.ok and sets.err < 1e-11, check=f"closed form, canonical.hessian and "
+                    f"torch.func.hessian on {sets.n_w} axis points; eigenvalue signs (relative 1e-12) on Gamma*_b and the "
+                    f"axis, {len(pq_all)} chains", measured=f"entries {bound(sets.err, 1e-12)}; signs as stated on "
+                    f"{sets.n_ok}/{sets.n_sets} sets", tolerance="1e-11 (entries); every set", kind="independent")
 
 # %% [markdown]
 # The perturbation test in $(e, w, b)$, around the lifted axis points (perturbations uniform in the ball of radius
@@ -992,42 +665,15 @@ _ = verified.record("Lemma 4 (closed form = markovlib = autograd); Hessian psd o
 # both ways (the maxima of the reduced loss are saddles now, Thm 7).
 
 # %%
-print(f"{'p':>5}{'q':>5}{'lifted set':>16}{'points':>8}{'dL > 0':>9}{'dL < 0':>9}{'max|dL|':>10}  verdict")
-ok, min_lo, n_both, n_sad_pts = True, np.inf, 0, 0
-for p, q in pq_main + pq_extra[:2]:
-    H_pi = MarkovChain(p, q).marginal_entropy
-    b0 = math.log(p / q)
-    res = {}
-    for w0 in list(w_test) + [W_SAD]:
-        d = checks.ball(rng, n_perturb * (5 if w0 == W_SAD else 1), radius)
-        dL = canonical.loss(d[:, 0], w0 + d[:, 1], p, q, b=b0 + d[:, 2]) - H_pi
-        kind = "saddle" if w0 == W_SAD else ("min" if (p + q - 1) * (w0 - W_SAD) > 0 else "max -> saddle")
-        s = res.setdefault(kind, dict(n=0, pos=[], neg=[], big=0.0, both=True))
-        s["n"] += 1
-        s["pos"].append(np.mean(dL > 0))
-        s["neg"].append(np.mean(dL < 0))
-        s["big"] = max(s["big"], np.abs(dL).max())
-        s["both"] &= bool(dL.min() < -tau and dL.max() > tau)  # both signs, each beyond the rounding level
-        s["lo"] = min(s.get("lo", np.inf), dL.min())
-        if kind == "min":
-            min_lo = min(min_lo, dL.min())
-        else:
-            n_sad_pts += 1
-            n_both += bool(dL.min() < -tau and dL.max() > tau)
-    good = res["min"]["lo"] > -tau and res["max -> saddle"]["both"] and res["saddle"]["both"]
-    ok &= good
-    for kind, s in res.items():
-        verdict = (f"never below H(pi) - tau: {yes_no(s['lo'] > -tau)}" if kind == "min"
-                   else f"both signs: {yes_no(s['both'])}")
-        print(f"{p:>5.2f}{q:>5.2f}{kind:>16}{s['n']:>8}{fixed(np.mean(s['pos']), 2):>9}{fixed(np.mean(s['neg']), 2):>9}"
-              f"{s['big']:>10.1e}  {verdict}")
+lifted = landscape_perturb.lifted_perturbation(pq_main + pq_extra[:2], w_test, n_perturb, radius, tau, rng)
+print(lifted.text)
 
 # %% tags=["hide-input"]
 _ = verified.record("Thm 7: lifted minima are local minima, lifted maxima and the saddle are saddle points (perturbation)",
-                    ok, check=f"{n_perturb} perturbations of canonical.loss in balls of radius {radius} in (e, w, b), "
+                    lifted.ok, check=f"{n_perturb} perturbations of canonical.loss in balls of radius {radius} in (e, w, b), "
                     f"{len(pq_main) + 2} chains", measured=f"around the minima min dL "
-                    f"{checks.floor_text(min_lo)}; both signs at "
-                    f"{n_both}/{n_sad_pts} lifted maxima and saddles", tolerance=f"dL > -tau, tau = {rounding_ulps:g} eps; "
+                    f"{checks.floor_text(lifted.min_lo)}; both signs at "
+                    f"{lifted.n_both}/{lifted.n_sad} lifted maxima and saddles", tolerance=f"dL > -tau, tau = {rounding_ulps:g} eps; "
                     "every point", kind="same code")
 
 # %% [markdown]
@@ -1042,34 +688,14 @@ _ = verified.record("Thm 7: lifted minima are local minima, lifted maxima and th
 # maximum and of the saddle.
 
 # %%
-grid = np.linspace(*params.THEORY_RANGE, 25)
-ord_err, gaps = 0.0, []
-for p in grid:
-    for q in grid:
-        if canonical.is_iid(p, q):
-            continue
-        chain = MarkovChain(p, q)
-        cs_set = canonical.critical_sets(p, q)
-        w_g = -1.5 if p + q > 1 else 0.5
-        e_g = float(cs_set.global_min_e(w_g))
-        # losses from the independent torch reference (eq-logistic), at points of the critical sets
-        L_glob = [float(reference.reduced_loss(torch.tensor([e_g, w_g]), p, q)),
-                  float(reference.loss_with_bias(torch.tensor([e_g, w_g, float(canonical.optimal_bias(e_g, w_g, p, q))]), p, q))]
-        w_min, w_max = (0.3, -1.2) if p + q > 1 else (-1.2, 0.3)
-        L_rest = [float(reference.reduced_loss(torch.tensor([0.0, w]), p, q)) for w in (w_min, w_max, W_SAD)]
-        L_rest += [float(reference.loss_with_bias(torch.tensor([0.0, w, math.log(p / q)]), p, q)) for w in (w_min, w_max, W_SAD)]
-        ord_err = max(ord_err, float(np.abs(np.array(L_glob) - chain.entropy_rate).max()),
-                      float(np.abs(np.array(L_rest) - chain.marginal_entropy).max()))
-        gaps.append(chain.marginal_entropy - chain.entropy_rate)
-ok = ord_err < 1e-12 and min(gaps) > 0
-print(f"{len(gaps)} chains (p + q != 1): L(Gamma*) = entropy rate, L(min) = L(max) = L(saddle) = H(pi) to "
-      f"{bound(ord_err, 1e-13)}; smallest gap H(pi) - entropy rate = {min(gaps):.2e}")
+order = landscape_checks.loss_ordering(n=25)
+print(order.text)
 
 # %% tags=["hide-input"]
-_ = glue("ll_min_gap", f"{min(gaps):.2e}")
-_ = verified.record("Loss ordering: L(Gamma*) = entropy rate < L(min) = L(max) = L(saddle) = H(pi) (Remark 1)", ok,
-                    check=f"torch loss at points of each critical set vs MarkovChain entropies, {len(gaps)} chains on a "
-                    f"grid of the range", measured=f"{bound(ord_err, 1e-13)}; smallest gap {min(gaps):.2e}",
+_ = glue("ll_min_gap", f"{min(order.gaps):.2e}")
+_ = verified.record("Loss ordering: L(Gamma*) = entropy rate < L(min) = L(max) = L(saddle) = H(pi) (Remark 1)", order.ok,
+                    check=f"torch loss at points of each critical set vs MarkovChain entropies, {len(order.gaps)} chains "
+                    f"on a grid of the range", measured=f"{bound(order.err, 1e-13)}; smallest gap {min(order.gaps):.2e}",
                     tolerance="1e-12; gap > 0", kind="independent")
 
 # %% [markdown]
@@ -1083,23 +709,18 @@ _ = verified.record("Loss ordering: L(Gamma*) = entropy rate < L(min) = L(max) =
 # {glue:text}`ll_explorer_outcomes` point respectively. The next chapter shows what decides it.
 
 # %%
-ui = widgets.explorer(markov_drawings.draw_landscape, p=(0.02, 0.98, 0.01, pq_main[0][0]), q=(0.02, 0.98, 0.01, pq_main[0][1]),
-                      e0=(-2.0, 2.0, 0.05, explorer_inits[0][0]), w0=(-2.0, 2.0, 0.05, explorer_inits[0][1]))
+ui = widgets.explorer(markov_drawings.draw_landscape, p=(0.02, 0.98, 0.01, pq_main[0][0]),
+                      q=(0.02, 0.98, 0.01, pq_main[0][1]), e0=(-2.0, 2.0, 0.05, explorer_inits[0][0]),
+                      w0=(-2.0, 2.0, 0.05, explorer_inits[0][1]))
 if ui is not None:
     display(ui)
-
-fig, axes = plt.subplots(1, 2, figsize=(13, 6.0), layout="constrained")
-p, q = pq_main[0]
-outs = [markov_drawings.draw_landscape(p, q, e0, w0, ax=ax) for ax, (e0, w0) in zip(axes, explorer_inits)]
+fig, outs, text = landscape_drawings.landscape_panels(*pq_main[0], explorer_inits)
 plt.show()
-for (e0, w0), out in zip(explorer_inits, outs):
-    print(f"p = {p}, q = {q}, start ({e0}, {w0}): predicted {out['predicted']} at ({fixed(out['limit'][0], 3)}, "
-          f"{fixed(out['limit'][1], 3)}), reached {out['reached']} at ({fixed(out['reached_point'][0], 3)}, "
-          f"{fixed(out['reached_point'][1], 3)})")
-n_same = sum(o["predicted"] == o["reached"] for o in outs)
-lim_dist = max(float(np.abs(np.asarray(o["limit"]) - np.asarray(o["reached_point"])).max()) for o in outs)
+print(text)
 
 # %% tags=["hide-input"]
+n_same = sum(o["predicted"] == o["reached"] for o in outs)
+lim_dist = max(float(np.abs(np.asarray(o["limit"]) - np.asarray(o["reached_point"])).max()) for o in outs)
 _ = verified.record("explorer: the limit drawn is the one reached (predict_limit = integrate)",
                     n_same == len(outs) and lim_dist < 1e-4,
                     check="the two static panels: energy.predict_limit vs flow.integrate",
@@ -1109,24 +730,17 @@ _ = glue("ll_explorer_outcomes", " and ".join(f"{o['reached'].replace('_', ' ')}
 _ = glue("ll_explorer_dist", fixed(float(np.linalg.norm(np.subtract(*explorer_inits))), 2))
 
 # %%
-# The rendered book's explorer: the drawing function of the live sliders above (markov_drawings.draw_landscape), run at
-# batch time on a grid: chains on both sides of p + q = 1, starts with e0 > 0 (e -> -e mirrors the picture).
-# 48 frames of 480 x 330 pixels; the page's sliders swap them, and each frame shows where its flow ended.
-static_grid = {"p": [0.2, 0.9], "q": [0.3, 0.9], "e0": [0.25, 0.75, 1.25], "w0": [-1.5, -0.75, 0.0, 0.75]}
-static = explorers.static_explorer(
-    markov_drawings.draw_landscape, static_grid, name="loss_landscape", title="gradient flow on L(e, w)",
-    value=lambda out: f"reached {out['reached']} (predicted {out['predicted']})",
-    initial={"p": 0.9, "q": 0.9, "e0": 0.75, "w0": -0.75}, progress=False)
+# The rendered book's explorer: the drawing function of the live sliders above on a grid of 48 frames
+static, n_frames_agree, n_frames = energy_drawings.flow_explorer(markov_drawings.draw_landscape, "loss_landscape",
+                                                                 "gradient flow on L(e, w)")
 static.show()
-n_frames_agree, n_frames = markov_drawings.frames_agree(static.results)
 print(f"{n_frames} frames; predicted = reached in {n_frames_agree}")
 
 # %% tags=["hide-input"]
-_ = verified.record("explorer: every precomputed frame ends where the energy predicts",
-                    n_frames_agree == n_frames,
+_ = verified.record("explorer: every precomputed frame ends where the energy predicts", n_frames_agree == n_frames,
+                    measured=f"{n_frames_agree}/{n_frames} frames", tolerance="every frame", kind="same code",
                     check="the rendered book's frames: energy.predict_limit vs flow.integrate on the slider grid "
-                          "(4 chains, 12 starts)",
-                    measured=f"{n_frames_agree}/{n_frames} frames", tolerance="every frame", kind="same code")
+                          "(4 chains, 12 starts)")
 
 # %% [markdown]
 # Run this notebook in Jupyter to interact with the explorer: its sliders redraw the figure live. In the rendered
@@ -1144,9 +758,10 @@ _ = verified.record("explorer: every precomputed frame ends where the energy pre
 # chosen at least 100 times above the values observed over the range, so that they print the same on every machine.
 
 # %% tags=["hide-input"]
-_ = record_results({"n_chains": len(pq_all), "c_star_main_0": canonical.c_star(*pq_main[0]), "c_star_main_1": canonical.c_star(*pq_main[1]),
-                "autograd_rel_err_max": max(max_rel.values()), "full_model_axis_grad_max": worst_axis,
-                "perturbation_resolved_min": resolved_frac, "rounding_floor": floor, **verified.summary()})
+_ = record_results({"n_chains": len(pq_all), "c_star_main_0": canonical.c_star(*pq_main[0]),
+                    "c_star_main_1": canonical.c_star(*pq_main[1]), "autograd_rel_err_max": max(grads.max_rel.values()),
+                    "full_model_axis_grad_max": full.axis_grad, "perturbation_resolved_min": pert.resolved,
+                    "rounding_floor": pert.floor, **verified.summary()})
 
 # %% tags=["remove-cell"]
 from markovlib.book.glue import summary
