@@ -91,13 +91,13 @@ SPEC.table()
 
 # %% [markdown]
 # The defaults keep the chapter within two minutes on two cores. The live runs (Fig. 4, the trap against the
-# initialization scale and the slice of the stored runs) use a context of 64 instead of the paper's 1024 and 10
-# seeds per count; the two large experiments, the plateau and the phase diagram, are read from stored runs with
-# 20 seeds per count (`book/data/guideline`, made once by `python tools/run_guideline.py --workers 2` with the
+# initialization scale and the slice of the stored runs) use a context of `length` = 64 instead of the paper's 1024 and
+# `seeds` = 10 seeds per count; the two large experiments, the plateau and the phase diagram, are read from stored runs with
+# {glue:text}`ig_grid_runs` seeds per count (`book/data/guideline`, made once by `python tools/run_guideline.py --workers 2` with the
 # settings of this parameters cell; a slice of them is re-executed below). The claims are about *where* a run goes
 # (the unigram or the bigram predictor, read off $\hat c$), which the gradient sets through averages over
 # positions; a shorter context makes each step noisier and cheaper (the attention costs $N^2$), and $\hat c$ on
-# four held-out batches separates the two predictors with a wide margin at this context. The plateau of claim 3
+# four held-out batches separates the two predictors with a wide margin at this context. The plateau of Claim 3
 # *does* grow with the context, so its step counts belong to the stated context. The training settings (context,
 # batch, step counts, learning rates, initialization scale) are part of the Range, so the validation accepts only
 # the values at which the claims are stated; Fig. 4 at the paper's context and step count, in the authors' own
@@ -132,7 +132,7 @@ print(f"chain p={p:g}, q={q:g}: entropy rate {formatting.fixed(chain.entropy_rat
 print(f"E_sad = {formatting.fixed(SADDLE_ENERGY, 4)}")
 
 # %% [markdown]
-# The stored runs of claims 3 and 4 (`tools/run_guideline.py`, `book/data/guideline`); `guideline.load_stored` checks
+# The stored runs of Claims 3 and 4 (`tools/run_guideline.py`, `book/data/guideline`); `guideline.load_stored` checks
 # that their chains lie in the chapter's ranges and that they were made with the chapter's training settings:
 
 # %%
