@@ -70,42 +70,8 @@ seed: int = 0  # seed of alpha, u and the samples
 n_sigma: float = 5.0  # tolerance of the sampled checks in standard errors (fixed before the data)
 
 # %%
-import math
-
-from markovlib.book import params
-
-THEORY = "Part I's theory range (the lemmas are identities: either side of p + q = 1, or on it)"
-SPEC = params.declare(
-    p=params.Real(*params.THEORY_RANGE, why=THEORY),
-    q=params.Real(*params.THEORY_RANGE, why=THEORY),
-    margin=params.Real(0.02, 0.5, why="|c*| >= log(1 + 4 margin) (0.077 at 0.02) is far above the 1e-4 to which "
-                                       "the minimization resolves c*, so the side of c* is decided"),
-    p_low=params.Real(*params.THEORY_RANGE, why=THEORY),
-    q_low=params.Real(*params.THEORY_RANGE, why=THEORY),
-    chains_g=params.Chains(0.0, params.THEORY_RANGE, why=THEORY + "; kept margin from the line (below)"),
-    dims=params.IntList(2, 256, why="the stated range of the embedding dimension d"),
-    e_values=params.RealList(-5.0, 5.0, why="the stated range of e; nonzero and both signs (below)"),
-    w_values=params.RealList(-3.0, 3.0, why="the stated range of w"),
-    b0=params.Real(-5.0, 5.0, why="a bias of the closed-form check"),
-    N=params.Int(1, why="any sequence length (Lemma 2 holds for every N)"),
-    batch=params.Int(8, why="the standard error comes from the sequences"),
-    N_exact=params.Int(4, 14, why="2^N_exact sequences are enumerated"),
-    c_large=params.Real(710.0, 1e6, why="e^c overflows in float64 there"),
-    c_negative=params.Real(-700.0, -40.0, why="the textbook bias formula cancels there for q < p"),
-    seed=params.Int(0, why="any seed"),
-    n_sigma=params.Real(0.0, math.inf, closed=False, why="a tolerance in standard errors, fixed before the data"),
-    require=[
-        ("p_low + q_low <= 1 - margin", lambda v: v["p_low"] + v["q_low"] <= 1 - v["margin"] + 1e-12,
-         "the second loss surface has p + q < 1, at the margin from the line"),
-        ("|p + q - 1| >= margin for chains_g", lambda v: all(abs(a + b - 1) >= v["margin"] - 1e-12
-                                                             for a, b in v["chains_g"]),
-         "the sign of c* is checked on chains_g"),
-        ("e_values nonzero, both signs", lambda v: min(v["e_values"]) < 0 < max(v["e_values"])
-         and 0.0 not in v["e_values"], "the sign-of-e check"),
-        ("some |w| >= 0.1 in w_values", lambda v: any(abs(w) >= 0.1 for w in v["w_values"]),
-         "the sign-of-e check needs a bias shift 2w|w|e^2 that the exact loss resolves"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("canonical_model")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
@@ -114,57 +80,29 @@ SPEC.table()
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-import torch.nn.functional as F
 from scipy import stats
-from scipy.optimize import brentq, minimize
-from scipy.special import expit as sigmoid  # the chapter's own sigmoid (markovlib's is under test)
 
-from markovlib.book import inference, plotting
+from markovlib.book import plotting
 from markovlib.book.formatting import bound, fixed
 from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov import canonical, checks
-from markovlib.markov import drawings as markov_drawings
-from markovlib.markov.canonical import (
-    c_star,
-    coefficient,
-    logistic_loss,
-    optimal_beta,
-    optimal_bias,
-    reduced_loss,
-    reduced_loss_grad,
-    reduced_loss_hess,
-)
-from markovlib.markov.chain import MarkovChain, binary_entropy
-from markovlib.transformer.exact import exact_loss
-from markovlib.transformer.inits import random_alpha
-from markovlib.transformer.model import canonical_full_model
-from markovlib.transformer.readout import canonical_logit_offset, canonical_scalars, optimal_canonical_bias
+from markovlib.markov import canonical, canonical_checks, canonical_drawings, canonical_fullmodel
+from markovlib.markov.chain import MarkovChain
 
 torch.set_num_threads(1)
 torch.manual_seed(seed)
 plotting.use_style()
 chain = MarkovChain(p, q)
-pi0, pi1 = chain.stationary
 verified = Verification()  # one record per claim; the "What was verified" table is generated from it
 level = 2 * stats.norm.sf(n_sigma)  # two-sided level of the sampled checks (5.7e-7 at 5 sigma)
-# the full model's exact population loss (all 2^N_exact sequences) at canonical scalars (e, w, b), as a number
-full_loss = lambda e, w, b: float(exact_loss(canonical_full_model(e, w, b, max_len=N_exact, seed=seed),  # noqa: E731
-                                             chain, N_exact).detach())
+exact = dict(n_exact=N_exact, seed=seed)  # the full model's exact population loss: all 2^N_exact sequences
 
 # %% [markdown]
-# The checks below compare the model with formulas written out in this chapter; the first is Lemma 2's
-# right-hand side (derived in [Sec. 2](#sec-canonical-model-lemma2)):
-
-# %%
-def lemma2_rhs(c, beta, p, q):
-    """Independent reference: Lemma 2's right-hand side written out, with l(z) = log(1 + e^-z) = logaddexp(0, -z):
-    pi_0 [p l(beta) + (1-p) l(-beta)] + pi_1 [(1-q) l(c + beta) + q l(-c - beta)]."""
-    a0, a1 = q / (p + q), p / (p + q)
-    ell = lambda z: np.logaddexp(0.0, -z)  # noqa: E731
-    return a0 * (p * ell(beta) + (1 - p) * ell(-beta)) + a1 * ((1 - q) * ell(c + beta) + q * ell(-c - beta))
-
+# The checks below compare the model with formulas written out in `markovlib.markov.canonical_reference`, an
+# independent reference that calls none of the functions it checks (Lemma 2's right-hand side, its derivative in
+# $\beta$, $c^*$, the entropy rate and $H(\pi)$); the full-model steps are `markovlib.markov.canonical_fullmodel`,
+# the checks of `markovlib.markov.canonical` are `markovlib.markov.canonical_checks`.
 
 # %% [markdown]
 # (sec-canonical-model-logit)=
@@ -238,53 +176,17 @@ def lemma2_rhs(c, beta, p, q):
 # saddle value $-1/\sqrt 2$; tolerance $10^{-11}$ relative to the largest logit or stream (rounding).
 
 # %%
-x_chk = chain.sample(4, 64, seed=seed, backend="torch")
-xs = x_chk.double()
-print(f"{'d':>3}{'e':>6}{'w':>6}{'c':>9}{'max|x - (eq)|':>15}{'max|y - x|':>12}{'max|z - (eq)|':>15}"
-      f"{'max|logit - (eq)|':>19}{'1 - top s.f.':>15}")
-worst = 0.0
-rank_one, n_zero = 0.0, 0
-for k, d in enumerate(dims):
-    for e in e_values:
-        for w in w_values:
-            model = canonical_full_model(e, w, b0, d=d, max_len=64, seed=seed + k)
-            alpha = torch.as_tensor(random_alpha(d, seed + k))
-            with torch.no_grad():
-                logits, hid = model(x_chk, return_hidden=True)
-            c = e**2 * (1 + 2 * w * abs(w))
-            relu = e * xs / 2 if e > 0 else abs(e) * (1 - xs) / 2  # ReLU(e (x - 1/2))
-            x_pred = (e * (xs - 0.5))[..., None] * alpha
-            z_pred = (e * (xs - 0.5) + 4 * w * abs(w) * relu)[..., None] * alpha  # ||u||^2 = 4
-            logit_pred = c * xs - e**2 / 2 + b0 - (2 * w * abs(w) * e**2 if e < 0 else 0.0)
-            # errors relative to the size of the streams (|logit| reaches ~500 at e = 5, w = 3: rounding is relative)
-            scale = max(1.0, float(logit_pred.abs().max()), float(z_pred.abs().max()))
-            errs = [float((hid["x"] - x_pred).abs().max()) / scale, float((hid["y"] - hid["x"]).abs().max()) / scale,
-                    float((hid["z"] - z_pred).abs().max()) / scale, float((logits - logit_pred).abs().max()) / scale]
-            # independent reference (do not replace with markovlib): top singular fraction by numpy's SVD
-            svs = [np.linalg.svd(W.detach().numpy(), compute_uv=False) for W in (model.W_1, model.W_2)]
-            if w == 0:  # both matrices are zero (rank 0): the singular fraction is undefined, check them exactly
-                n_zero += int(all(float(s.max()) == 0.0 for s in svs))
-                fr = (1.0, 1.0)
-            else:
-                fr = tuple(float(s[0] ** 2 / (s ** 2).sum()) for s in svs)
-            rank_one = max(rank_one, 1 - min(fr))  # 1 - top singular fraction (0 for a rank-one matrix)
-            worst = max(worst, *errs)
-            if d in (dims[0], dims[-1]) or w == w_values[0]:
-                print(f"{d:>3}{e:>6}{w:>6}{c:>9.4f}" + "".join(f"{bound(v, 1e-13):>{wd}}" for v, wd in
-                                                               zip(errs, (15, 12, 15, 19)))
-                      + f"{bound(1 - min(fr), 1e-14):>15}")
-n_models = len(dims) * len(e_values) * len(w_values)
-print(f"{n_models} models, worst error over all streams (relative to the largest logit or stream): "
-      f"{bound(worst, 1e-13)}")
+LS = canonical_fullmodel.logit_streams(chain, dims, e_values, w_values, b0, seed)
+print(LS["table"])
 
 # %% tags=["hide-input"]
-_ = glue("cm_logit_err", bound(worst, 1e-13))
-_ = verified.record("canonical logit (eq-can-logit), (eq-can-logit-neg): full model = closed form", worst < 1e-11,
-                    check=f"every stream of the full softmax model, {n_models} models (d in {dims}, both signs of e, "
-                          f"w in {w_values}), relative to max(1, largest logit)", measured=bound(worst, 1e-13),
+_ = glue("cm_logit_err", bound(LS['worst'], 1e-13))
+_ = verified.record("canonical logit (eq-can-logit), (eq-can-logit-neg): full model = closed form", LS['worst'] < 1e-11,
+                    check=f"every stream of the full softmax model, {LS['n']} models (d in {dims}, both signs of e, "
+                          f"w in {w_values}), relative to max(1, largest logit)", measured=bound(LS['worst'], 1e-13),
                     tolerance="1e-11 (rounding)",
                     kind="independent")
-n_w0 = len(dims) * len(e_values) * sum(1 for w in w_values if w == 0)
+n_w0, n_zero, rank_one = LS['n_w0'], LS['n_zero'], LS['rank_one']
 _ = verified.record("canonical W_1, W_2 are rank one (built as |w| u alpha^T and w alpha u^T)",
                     rank_one < 1e-12 and n_zero == n_w0,
                     check="largest 1 - top singular fraction from numpy's SVD over the models with w != 0; at w = 0 "
@@ -299,25 +201,14 @@ _ = verified.record("canonical W_1, W_2 are rank one (built as |w| u alpha^T and
 # the construction:
 
 # %%
-sc_err, sc_neg = 0.0, 0
-alpha0 = random_alpha(8, seed)  # the direction of canonical_full_model(..., d=8, seed=seed)
-for e in e_values:
-    for w in w_values:
-        sc = canonical_scalars(canonical_full_model(e, w, b0, max_len=N, seed=seed), check=False)
-        # for w = 0, W_1 = 0 fixes no sign of alpha: only the embedding e alpha is defined, (e, alpha) ~ (-e, -alpha)
-        e_err = abs(sc.e - e) if w != 0 else float(np.abs(sc.e * sc.alpha - e * alpha0).max())
-        errs = (e_err, abs(sc.w - w), abs(sc.b - b0), abs(float(np.linalg.norm(sc.u)) - 2.0))
-        sc_err = max(sc_err, max(errs) / max(1.0, abs(e), abs(w), abs(b0)))  # relative to the scalars' size
-        sc_neg += int((sc.u < 0).sum())
-n_sc = len(e_values) * len(w_values)
-print(f"canonical_scalars on {n_sc} models: max relative error in (e, w, b, ||u||) {bound(sc_err, 1e-13)}; "
-      f"negative entries of u: {sc_neg}")
+SC = canonical_fullmodel.scalars_roundtrip(e_values, w_values, b0, N, seed)
+print(SC["table"])
 
 # %% tags=["hide-input"]
-_ = verified.record("canonical_scalars inverts the construction", sc_err < 1e-12 and sc_neg == 0,
-                    check=f"canonical_scalars on {n_sc} models: (e, w, b), ||u|| = 2, u >= 0 (for w = 0 the embedding "
+_ = verified.record("canonical_scalars inverts the construction", SC['err'] < 1e-12 and SC['neg'] == 0,
+                    check=f"canonical_scalars on {SC['n']} models: (e, w, b), ||u|| = 2, u >= 0 (for w = 0 the embedding "
                           "e alpha instead of e)",
-                    measured=f"{bound(sc_err, 1e-13)}; {sc_neg} negative entries of u", tolerance="1e-12; none",
+                    measured=f"{bound(SC['err'], 1e-13)}; {SC['neg']} negative entries of u", tolerance="1e-12; none",
                     kind="same code")
 
 # %% [markdown]
@@ -338,59 +229,28 @@ _ = verified.record("canonical_scalars inverts the construction", sc_err < 1e-12
 # `transformer.optimal_canonical_bias`, which adds $2w|w|e^2$. Both give the same loss, $g(c)$ below.
 
 # %%
-x_long = chain.sample(batch, N, seed=seed + 1, backend="torch")
-print(f"{'e':>6}{'w':>6}{'rel. |logit(-e, b + 2w|w|e^2) - logit(e, b)|':>46}{'L(-e, b) - L(e, b)':>20}"
-      f"{'min_b L(-e) - min_b L(e)':>26}{'L(-e, b*_full) - g(c)':>23}")
-logit_err, min_err, opt_err, sign_err, sign_gap, n_sign = 0.0, 0.0, 0.0, 0.0, 0.0, 0
-for e in sorted({abs(v) for v in e_values}):
-    for w in w_values:
-        shift = 2 * w * abs(w) * e**2
-        with torch.no_grad():
-            lg_pos = canonical_full_model(e, w, b0, max_len=N, seed=seed)(x_long)
-            lg_neg = canonical_full_model(-e, w, b0 + shift, max_len=N, seed=seed)(x_long)
-        diff = float((lg_pos - lg_neg).abs().max()) / max(1.0, float(lg_pos.abs().max()))  # relative
-        L_pos = float(exact_loss(canonical_full_model(e, w, b0, max_len=N_exact, seed=seed), chain, N_exact).detach())
-        L_neg = float(exact_loss(canonical_full_model(-e, w, b0, max_len=N_exact, seed=seed), chain, N_exact).detach())
-        # the bias minimized out numerically (Brent on the full model), for both signs of e
-        m_pos, _ = checks.min_over_bias(lambda b: full_loss(e, w, b))
-        m_neg, _ = checks.min_over_bias(lambda b: full_loss(-e, w, b))
-        b_full = optimal_canonical_bias(-e, w, 0.0, p, q)
-        L_opt = float(exact_loss(canonical_full_model(-e, w, b_full, max_len=N_exact, seed=seed), chain,
-                                 N_exact).detach())
-        g_c = float(reduced_loss(coefficient(e, w), p, q))
-        logit_err = max(logit_err, diff)
-        min_err = max(min_err, abs(m_neg - m_pos))
-        scale = max(1.0, abs(b_full), float(abs(coefficient(e, w))))  # the size of the logits (rounding is relative)
-        opt_err = max(opt_err, abs(L_opt - g_c) / scale, abs(b_full - (float(optimal_bias(-e, w, p, q)) + shift)) / scale)
-        if w != 0:  # the prediction of Lemma 2 (the chapter's own form) for the shift of the intercept by -s
-            beta0 = b0 - e**2 / 2
-            d_pred = float(lemma2_rhs(e**2 * (1 + 2 * w * abs(w)), beta0 - shift, p, q)
-                           - lemma2_rhs(e**2 * (1 + 2 * w * abs(w)), beta0, p, q))
-            sign_err = max(sign_err, abs((L_neg - L_pos) - d_pred) / max(1.0, abs(L_pos)))
-            sign_gap = max(sign_gap, abs(L_neg - L_pos))
-            n_sign += 1
-        print(f"{e:>6}{w:>6}{bound(diff, 1e-12):>46}{L_neg - L_pos:>20.6f}{bound(m_neg - m_pos, 1e-12):>26}"
-              f"{bound((L_opt - g_c) / scale, 1e-13):>23}")
+SE = canonical_fullmodel.sign_of_e(chain, e_values, w_values, b0, length=N, batch=batch, **exact)
+print(SE["table"])
 
 # %% tags=["hide-input"]
-_ = verified.record("e < 0: the constant shift -2w|w|e^2 is absorbed by the bias", logit_err < 1e-11,
+_ = verified.record("e < 0: the constant shift -2w|w|e^2 is absorbed by the bias", SE['logit'] < 1e-11,
                     check=f"logits of the full model at (-e, b + 2w|w|e^2) vs (e, b) on {batch} x {N} sampled tokens, "
                           "relative to the largest logit",
-                    measured=bound(logit_err, 1e-12), tolerance="1e-11 (rounding)", kind="independent")
+                    measured=bound(SE['logit'], 1e-12), tolerance="1e-11 (rounding)", kind="independent")
 _ = verified.record("at a fixed bias the sign of e matters (w != 0): L(-e, b0) - L(e, b0) is the bias shift's effect",
-                    sign_err < 1e-11 and sign_gap > 1e-9,
-                    check=f"exact losses of the full model at (e, b0) and (-e, b0), {n_sign} pairs with w != 0, vs "
+                    SE['sign'] < 1e-11 and SE['gap'] > 1e-9,
+                    check=f"exact losses of the full model at (e, b0) and (-e, b0), {SE['n_sign']} pairs with w != 0, vs "
                           "Lemma 2's form at the intercepts beta and beta - 2w|w|e^2; the largest |difference| resolved",
-                    measured=f"error {bound(sign_err, 1e-13)}; largest |L(-e, b0) - L(e, b0)| = {sign_gap:.1e}",
+                    measured=f"error {bound(SE['sign'], 1e-13)}; largest |L(-e, b0) - L(e, b0)| = {SE['gap']:.1e}",
                     tolerance="1e-11 (rounding, relative to the loss); > 1e-9 (100 x rounding)",
                     kind="independent")
-_ = verified.record("the loss minimized over the bias does not depend on the sign of e", min_err < 1e-10,
+_ = verified.record("the loss minimized over the bias does not depend on the sign of e", SE['min'] < 1e-10,
                     check="Brent minimization in b of the full model's exact loss at e and at -e",
-                    measured=bound(min_err, 1e-12), tolerance="1e-10 (the search's resolution of the minimum value)",
+                    measured=bound(SE['min'], 1e-12), tolerance="1e-10 (the search's resolution of the minimum value)",
                     kind="independent")
-_ = verified.record("optimal_canonical_bias(-e) reaches g(c)", opt_err < 1e-12,
+_ = verified.record("optimal_canonical_bias(-e) reaches g(c)", SE['opt'] < 1e-12,
                     check="exact loss at optimal_canonical_bias vs reduced_loss; bias = optimal_bias + 2w|w|e^2",
-                    measured=bound(opt_err, 1e-13), tolerance="1e-12 (relative to max(1, |b|, |c|))", kind="same code")
+                    measured=bound(SE['opt'], 1e-13), tolerance="1e-12 (relative to max(1, |b|, |c|))", kind="same code")
 
 # %% [markdown]
 # (sec-canonical-model-lemma2)=
@@ -431,41 +291,22 @@ _ = verified.record("optimal_canonical_bias(-e) reaches g(c)", opt_err < 1e-12,
 # %%
 cases_l2 = [(1.3, 0.6, 0.25), (1.3, -1.2, 0.25), (0.5, 0.0, -1.0), (2.0, -0.4, 1.5), (-0.7, -0.4, 0.25),
             (-0.7, 0.6, -1.0)]
-print(f"{'e':>6}{'w':>6}{'b':>6}{'c':>9}{'beta':>9}{'(lem-2)':>11}{'exact - (lem-2)':>17}{'sampled':>10}"
-      f"{'std err':>9}{'|z|':>6}{'lib - (lem-2)':>15}{'canonical.loss':>16}")
-l2_exact, l2_lib, l2_z, l2_pv = 0.0, 0.0, 0.0, 1.0
-for k, (e, w, b) in enumerate(cases_l2):
-    # (c, beta) from the chapter's derivation: (eq-can-logit) and (eq-can-logit-neg)
-    c = e**2 * (1 + 2 * w * abs(w))
-    beta = b - e**2 / 2 - (2 * w * abs(w) * e**2 if e < 0 else 0.0)
-    pred = float(lemma2_rhs(c, beta, p, q))
-    L_ex = float(exact_loss(canonical_full_model(e, w, b, max_len=N_exact, seed=seed), chain, N_exact).detach())
-    lib = float(logistic_loss(float(coefficient(e, w)), b + float(canonical_logit_offset(e, w)), p, q))
-    xs_k = chain.sample(batch, N, seed=seed + 10 + k, backend="torch")
-    model = canonical_full_model(e, w, b, max_len=N, seed=seed)
-    with torch.no_grad():
-        per_seq = F.binary_cross_entropy_with_logits(model(xs_k[:, :-1]), xs_k[:, 1:].double(),
-                                                     reduction="none").mean(1)
-    mt = inference.mean_test(per_seq.numpy(), pred)  # Student t with batch - 1 degrees of freedom
-    samp, se, z, l2_pv = mt.mean, mt.std_err, mt.z, min(l2_pv, mt.pvalue)
-    l2_exact, l2_lib, l2_z = max(l2_exact, abs(L_ex - pred)), max(l2_lib, abs(lib - pred)), max(l2_z, z)
-    can = float(canonical.loss(e, w, p, q, b=b))
-    print(f"{e:>6}{w:>6}{b:>6}{c:>9.4f}{beta:>9.4f}{pred:>11.6f}{bound(L_ex - pred, 1e-13):>17}{fixed(samp, 3):>10}"
-          f"{se:>9.0e}{fixed(z, 1):>6}{bound(lib - pred, 1e-14):>15}{can:>16.6f}")
+L2 = canonical_fullmodel.lemma2_points(chain, cases_l2, length=N, batch=batch, **exact)
+print(L2["table"])
 
 # %% tags=["hide-input"]
-_ = glue("cm_l2_err", bound(l2_exact, 1e-13))
-_ = verified.record("Lemma 2: the full model's exact loss is the logistic form (c, beta)", l2_exact < 1e-12,
+_ = glue("cm_l2_err", bound(L2['exact'], 1e-13))
+_ = verified.record("Lemma 2: the full model's exact loss is the logistic form (c, beta)", L2['exact'] < 1e-12,
                     check=f"exact loss (2^{N_exact} sequences) at {len(cases_l2)} points vs Lemma 2 written out here",
-                    measured=bound(l2_exact, 1e-13), tolerance="1e-12", kind="independent")
-_ = verified.record(f"Lemma 2: the sampled loss (N = {N}) agrees", l2_pv > level,
+                    measured=bound(L2['exact'], 1e-13), tolerance="1e-12", kind="independent")
+_ = verified.record(f"Lemma 2: the sampled loss (N = {N}) agrees", L2['pvalue'] > level,
                     check=f"Monte Carlo: {batch} sequences per point, {len(cases_l2)} points; Student t with "
                           f"{batch - 1} degrees of freedom",
-                    measured=f"max |z| = {fixed(l2_z, 1)} (p-value {l2_pv:.1g})",
+                    measured=f"max |z| = {fixed(L2['z'], 1)} (p-value {L2['pvalue']:.1g})",
                     tolerance=f"p-value > {level:.1e} (the normal tail of {n_sigma:g} sigma)", kind="independent")
-_ = verified.record("Lemma 2: canonical.logistic_loss with canonical_logit_offset implements it", l2_lib < 1e-12,
+_ = verified.record("Lemma 2: canonical.logistic_loss with canonical_logit_offset implements it", L2['lib'] < 1e-12,
                     check="markovlib's logistic_loss(coefficient, b + offset) vs the form written out here",
-                    measured=bound(l2_lib, 1e-14), tolerance="1e-12", kind="same code")
+                    measured=bound(L2['lib'], 1e-14), tolerance="1e-12", kind="same code")
 
 
 # %% [markdown]
@@ -527,46 +368,16 @@ _ = verified.record("Lemma 2: canonical.logistic_loss with canonical_logit_offse
 # {eq}`eq-bias-stationary`:
 
 # %%
-def textbook_beta(c, p, q):
-    """Independent reference: eq. (eq-beta-star) evaluated as written (overflows / cancels; for comparison)."""
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        return np.log(2 * p / ((q - p) + np.sqrt((q - p) ** 2 + 4 * p * q * np.exp(c))))
-
-
-c_grid = np.linspace(-15, 15, 31)
-
-
-def dL_dbeta(beta, c, p, q):
-    """Independent reference: dL/dbeta of Lemma 2 written out, pi_0 (s(beta) - p) + pi_1 (s(c + beta) - (1 - q))."""
-    return q / (p + q) * (sigmoid(beta) - p) + p / (p + q) * (sigmoid(c + beta) - (1 - q))
-
-
-print(f"{'p':>5}{'q':>5}{'max|closed - root|':>20}{'max residual (eq-bias-stationary)':>36}{'min d2L/dbeta2':>16}")
-l5_err, l5_res, l5_curv = 0.0, 0.0, np.inf
-for pp, qq in chains_g + [(0.8, 0.3), (p, q)]:
-    closed = optimal_beta(c_grid, pp, qq)
-    numeric = np.array([brentq(dL_dbeta, -60.0, 60.0, args=(c, pp, qq), xtol=1e-15, rtol=4 * np.finfo(float).eps,
-                               maxiter=500) for c in c_grid])
-    resid = np.abs(qq * sigmoid(closed) + pp * sigmoid(c_grid + closed) - pp).max()
-    curv = (qq * sigmoid(closed) * sigmoid(-closed)
-            + pp * sigmoid(c_grid + closed) * sigmoid(-c_grid - closed)) / (pp + qq)
-    err = np.abs(closed - numeric).max()
-    l5_err, l5_res, l5_curv = max(l5_err, err), max(l5_res, resid), min(l5_curv, curv.min())
-    print(f"{pp:>5}{qq:>5}{bound(err, 1e-10):>20}{bound(resid, 1e-13):>36}{curv.min():>16.2e}")
-b00 = float(optimal_beta(0.0, p, q))
-c_star_closed = math.log((1 - p) * (1 - q) / (p * q))  # c* written out (not markovlib.markov.canonical.c_star)
-bcs = float(optimal_beta(c_star_closed, p, q))
-special = max(abs(b00 - math.log(p / q)), abs(bcs - math.log(p / (1 - p))))
-print(f"beta*(0) = {fixed(b00, 10)} vs log(p/q) = {fixed(math.log(p / q), 10)};  beta*(c*) = {fixed(bcs, 10)} vs "
-      f"logit(p) = {fixed(math.log(p / (1 - p)), 10)}; max difference {bound(special, 1e-13)}")
-root_res = 8 * np.finfo(float).eps / l5_curv  # the resolution of the root (text above)
+L5 = canonical_checks.lemma5_table(chains_g + [(0.8, 0.3)], p, q)
+print(L5["table"])
+l5_err, l5_res, l5_curv, special, root_res = (L5[k] for k in ("err", "res", "curv", "special", "root_res"))
 
 # %% tags=["hide-input"]
 _ = glue("cm_root_res", f"{root_res:.0e}")
 _ = glue("cm_l5_err", bound(l5_err, 1e-10))
 _ = verified.record("Lemma 5: optimal_beta = the root of dL/dbeta", l5_err < 1e-9 and 10 * root_res < 1e-9,
-                    check=f"Brent's root finder on dL/dbeta of Lemma 2 written out, {c_grid.size} values of c in "
-                          f"[-15, 15], {len(chains_g) + 2} chains",
+                    check=f"Brent's root finder on dL/dbeta of Lemma 2 written out, {L5['n_c']} values of c in "
+                          f"[-15, 15], {L5['n_chains']} chains",
                     measured=bound(l5_err, 1e-10), tolerance=f"1e-9 (>= 10 x the resolution 8 eps / L'' = {root_res:.0e})",
                     kind="independent")
 _ = verified.record("Lemma 5: optimal_beta solves (eq-bias-stationary); the loss is convex in beta",
@@ -585,59 +396,34 @@ _ = glue("cm_min_curv", f"{l5_curv:.0e}")
 # of the textbook evaluation, against the asymptotes:
 
 # %%
-rows = [(c_large, p, q, 0.5 * (math.log(p / q) - c_large)), (c_large, 0.8, 0.3, 0.5 * (math.log(0.8 / 0.3) - c_large)),
-        (c_negative, 0.8, 0.3, math.log((0.8 - 0.3) / 0.3) - c_negative)]
-print(f"{'c':>7}{'p':>5}{'q':>5}{'textbook':>11}{'markovlib':>14}{'asymptote':>14}{'rel. diff':>11}"
-      f"{'residual (eq-bias-stationary)':>31}")
-num_ok, num_rel, num_res = True, 0.0, 0.0
-for c, pp, qq, asym in rows:
-    tb = float(textbook_beta(c, pp, qq))
-    mb = float(optimal_beta(c, pp, qq))
-    resid = abs(qq * float(sigmoid(mb)) + pp * float(sigmoid(c + mb)) - pp) / pp
-    rel = abs(mb - asym) / abs(asym)
-    num_ok &= (not np.isfinite(tb)) and np.isfinite(mb)
-    num_rel, num_res = max(num_rel, rel), max(num_res, resid)
-    print(f"{c:>7.0f}{pp:>5}{qq:>5}{tb:>11}{mb:>14.6f}{asym:>14.6f}{bound(rel, 1e-12):>11}{bound(resid, 1e-12):>31}")
-with np.errstate(over="ignore"):
-    overflows = not np.isfinite(np.exp(c_large))
+NB = canonical_checks.bias_numerics(c_large, c_negative, p, q)
+print(NB["table"])
 
 # %% tags=["hide-input"]
 _ = verified.record("Lemma 5 numerics: the textbook form fails at c_large and c_negative, markovlib matches the "
-                    "asymptotes", bool(num_ok and overflows) and num_rel < 1e-11 and num_res < 1e-11,
+                    "asymptotes", NB['ok'] and NB['overflows'] and NB['rel'] < 1e-11 and NB['res'] < 1e-11,
                     check=f"c = {c_large:g} and c = {c_negative:g}: textbook value infinite; optimal_beta vs the "
                           "asymptotes and the relative residual of (eq-bias-stationary)",
-                    measured=f"textbook infinite at {len(rows)}/{len(rows)}; relative error {bound(num_rel, 1e-12)}, "
-                             f"residual {bound(num_res, 1e-12)}", tolerance="1e-11 (rounding)", kind="independent")
+                    measured=f"textbook infinite at {NB['n']}/{NB['n']}; relative error {bound(NB['rel'], 1e-12)}, "
+                             f"residual {bound(NB['res'], 1e-12)}", tolerance="1e-11 (rounding)", kind="independent")
 
 # %% [markdown]
 # The residual is the relative error of {eq}`eq-bias-stationary`, so the log-domain value solves the first-order
 # condition to machine precision where the textbook value is not even finite. (At $c = 800$ the optimal
-# prediction after a 1, $\sigma(c + \beta^*)$, is still a proper probability: $c + \beta^* \approx 400$.)
+# prediction after a $1$, $\sigma(c + \beta^*)$, is still a proper probability: $c + \beta^* \approx 400$.)
 #
 # On the full model: at the optimal bias the exact derivative of the population loss with respect to $b$
 # vanishes (autograd through all of the model), and moving $b$ either way raises the loss.
 
 # %%
-print(f"{'e':>6}{'w':>6}{'b*':>10}{'dL/db at b*':>13}{'L(b*-0.01) - L(b*)':>20}{'L(b*+0.01) - L(b*)':>20}")
-fb_ok, gb_max, rise_min = True, 0.0, np.inf
-for e, w in ((1.3, 0.6), (1.0, -1.2), (-0.7, -0.4)):
-    bstar = optimal_canonical_bias(e, w, 0.0, p, q)
-    model = canonical_full_model(e, w, bstar, max_len=N_exact, seed=seed)
-    L = exact_loss(model, chain, N_exact)
-    L.backward()
-    gb = float(model.bias.grad)
-    Ls = [float(exact_loss(canonical_full_model(e, w, bstar + s, max_len=N_exact, seed=seed), chain, N_exact).detach())
-          for s in (-0.01, 0.01)]
-    gb_max = max(gb_max, abs(gb))
-    rise_min = min(rise_min, min(Ls) - float(L.detach()))
-    print(f"{e:>6}{w:>6}{bstar:>10.5f}{bound(gb, 1e-13):>13}{Ls[0] - float(L.detach()):>20.3e}"
-          f"{Ls[1] - float(L.detach()):>20.3e}")
+BS = canonical_fullmodel.bias_stationarity(chain, [(1.3, 0.6), (1.0, -1.2), (-0.7, -0.4)], **exact)
+print(BS["table"])
 
 # %% tags=["hide-input"]
 _ = verified.record("Lemma 5 on the full model: dL/db = 0 at b*, and b* is a minimum",
-                    gb_max < 1e-12 and rise_min > 0,
+                    BS['grad'] < 1e-12 and BS['rise'] > 0,
                     check="torch autograd of the exact loss in the bias; loss at b* -+ 0.01",
-                    measured=f"|dL/db| {bound(gb_max, 1e-13)}; smallest rise {rise_min:.1e}",
+                    measured=f"|dL/db| {bound(BS['grad'], 1e-13)}; smallest rise {BS['rise']:.1e}",
                     tolerance="1e-12; rise > 0", kind="independent")
 
 
@@ -693,83 +479,44 @@ _ = verified.record("Lemma 5 on the full model: dL/db = 0 at b*, and b* is a min
 # bias, must all have the exact loss $g(c_0)$.
 
 # %%
-print(f"{'c0':>8}{'e':>7}{'w':>9}{'c(e, w)':>10}{'loss at b*':>14}{'(at b*) - g(c0)':>17}{'min_b L - g(c0)':>17}")
-l6_lib, l6_min = 0.0, 0.0
-for c0 in (c_star(p, q), 0.0, 1.5, -3.0):
-    level = []
-    for e in (0.5, 1.0, -2.0):
-        w = float(canonical.w_on_level_set(c0, e))
-        L = float(exact_loss(canonical_full_model(e, w, optimal_canonical_bias(e, w, 0.0, p, q), max_len=N_exact,
-                                                  seed=seed), chain, N_exact).detach())
-        m, _ = checks.min_over_bias(lambda b: full_loss(e, w, b), bracket=(-4.0, 4.0))  # the bias minimized out numerically
-        g0 = float(reduced_loss(c0, p, q))
-        l6_lib, l6_min = max(l6_lib, abs(L - g0)), max(l6_min, abs(m - g0))
-        print(f"{fixed(c0, 4):>8}{e:>7}{w:>9.4f}{fixed(float(coefficient(e, w)), 4):>10}{L:>14.8f}"
-              f"{bound(L - g0, 1e-13):>17}{bound(m - g0, 1e-12):>17}")
+LV = canonical_fullmodel.level_sets(chain, (canonical.c_star(p, q), 0.0, 1.5, -3.0), (0.5, 1.0, -2.0), **exact)
+print(LV["table"])
 
 # %% tags=["hide-input"]
-_ = verified.record("Lemma 6: min over b of the full model's loss = g(c), the same on a level set of c",
-                    l6_min < 1e-10,
-                    check="Brent minimization in b of the exact loss at 3 points on each of 4 level sets vs g(c0)",
-                    measured=bound(l6_min, 1e-12), tolerance="1e-10 (the search's resolution of the minimum value)",
-                    kind="independent")
-_ = verified.record("Lemma 6: the full model at optimal_canonical_bias has loss g(c)", l6_lib < 1e-12,
-                    check="exact loss at markovlib's optimal bias vs reduced_loss, same 12 points",
-                    measured=bound(l6_lib, 1e-13), tolerance="1e-12", kind="same code")
+for claim, ok, check, measured, tolerance, kind in [
+        ("Lemma 6: min over b of the full model's loss = g(c), the same on a level set of c", LV['min'] < 1e-10,
+         "Brent minimization in b of the exact loss at 3 points on each of 4 level sets vs g(c0)",
+         bound(LV['min'], 1e-12), "1e-10 (the search's resolution of the minimum value)", "independent"),
+        ("Lemma 6: the full model at optimal_canonical_bias has loss g(c)", LV['lib'] < 1e-12,
+         "exact loss at markovlib's optimal bias vs reduced_loss, same 12 points", bound(LV['lib'], 1e-13), "1e-12",
+         "same code")]:
+    verified.record(claim, ok, check=check, measured=measured, tolerance=tolerance, kind=kind)
 
 # %% [markdown]
 # Then the properties of $g$ for several chains: the two yardsticks, convexity (second differences on a grid and
 # the closed-form $g''$), the envelope formula against central finite differences, and $g'(c^*) = 0$.
 
 # %%
-cc = np.linspace(-12, 12, 2401)
-h_fd, h_fd2 = 1e-4, 1e-3  # steps of the central differences for g' and g'' (each balances truncation and rounding)
-header = [("p", 5), ("q", 5), ("c*", 9), ("g(c*) - H_rate", 16), ("g(0) - H(pi)", 14), ("min 2nd diff", 14),
-          ("max|g'' - fd|", 15), ("max|g' - fd|", 14), ("g'(c*)", 10), ("g'(0) - formula", 17), ("grid argmin", 13)]
-print("".join(name.rjust(width) for name, width in header))
-err_yard, min_second, min_hess, argmin_off = 0.0, np.inf, np.inf, 0.0
-err_g1, err_g2, err_gcs, err_g0 = 0.0, 0.0, 0.0, 0.0
-for pp, qq in chains_g:
-    cs = math.log((1 - pp) * (1 - qq) / (pp * qq))  # c* written out
-    a0, a1 = qq / (pp + qq), pp / (pp + qq)
-    rate, marg = (qq * binary_entropy(pp) + pp * binary_entropy(qq)) / (pp + qq), binary_entropy(a1)  # the two yardsticks written out
-    g = reduced_loss(cc, pp, qq)
-    second = g[2:] - 2 * g[1:-1] + g[:-2]
-    fd1 = (reduced_loss(cc + h_fd, pp, qq) - reduced_loss(cc - h_fd, pp, qq)) / (2 * h_fd)
-    fd2 = (reduced_loss(cc + h_fd2, pp, qq) - 2 * g + reduced_loss(cc - h_fd2, pp, qq)) / h_fd2**2
-    e1 = np.abs(reduced_loss_grad(cc, pp, qq) - fd1).max()
-    e2 = np.abs(reduced_loss_hess(cc, pp, qq) - fd2).max()
-    gcs = float(reduced_loss_grad(cs, pp, qq))
-    g0_form = float(reduced_loss_grad(0.0, pp, qq)) - a0 * a1 * (pp + qq - 1)
-    argmin = cc[np.argmin(g)]
-    y1 = float(reduced_loss(cs, pp, qq)) - rate
-    y0 = float(reduced_loss(0.0, pp, qq)) - marg
-    err_yard = max(err_yard, abs(y1), abs(y0))
-    min_second, min_hess = min(min_second, second.min()), min(min_hess, reduced_loss_hess(cc, pp, qq).min())
-    err_g1, err_g2 = max(err_g1, e1), max(err_g2, e2)
-    err_gcs, err_g0 = max(err_gcs, abs(gcs)), max(err_g0, abs(g0_form))
-    argmin_off = max(argmin_off, abs(argmin - cs) / (cc[1] - cc[0]))
-    print(f"{pp:>5}{qq:>5}{cs:>9.4f}{bound(y1, 1e-13):>16}{bound(y0, 1e-13):>14}{second.min():>14.1e}"
-          f"{bound(e2, 1e-6):>15}{bound(e1, 1e-8):>14}{bound(gcs, 1e-14):>10}{bound(g0_form, 1e-14):>17}"
-          f"{argmin:>13.2f}")
+G = canonical_checks.g_table(chains_g)  # central differences of steps 1e-4 (g') and 1e-3 (g'')
+print(G["table"])
 
 # %% tags=["hide-input"]
-_ = glue("cm_yard_err", bound(err_yard, 1e-13))
-_ = verified.record("g(c*) = entropy rate, g(0) = H(pi)", err_yard < 1e-12,
+_ = glue("cm_yard_err", bound(G['yard'], 1e-13))
+_ = verified.record("g(c*) = entropy rate, g(0) = H(pi)", G['yard'] < 1e-12,
                     check=f"reduced_loss vs the entropy rate and H(pi) written out here, {len(chains_g)} chains",
-                    measured=bound(err_yard, 1e-13), tolerance="1e-12", kind="independent")
-_ = verified.record("g is convex", min_second > 0 and min_hess > 0,
+                    measured=bound(G['yard'], 1e-13), tolerance="1e-12", kind="independent")
+_ = verified.record("g is convex", G['second'] > 0 and G['hess'] > 0,
                     check="second differences of reduced_loss on a grid of step 0.01 in [-12, 12]; closed-form g''",
-                    measured=f"min second difference {min_second:.1e}; min g'' {min_hess:.1e}", tolerance="> 0",
+                    measured=f"min second difference {G['second']:.1e}; min g'' {G['hess']:.1e}", tolerance="> 0",
                     kind="same code")
-_ = verified.record("g' (envelope theorem) and g'' match finite differences", err_g1 < 1e-7 and err_g2 < 1e-5,
+_ = verified.record("g' (envelope theorem) and g'' match finite differences", G['g1'] < 1e-7 and G['g2'] < 1e-5,
                     check="central differences of reduced_loss, h = 1e-4 (g'), 1e-3 (g'')",
-                    measured=f"g' {bound(err_g1, 1e-8)}, g'' {bound(err_g2, 1e-6)}",
+                    measured=f"g' {bound(G['g1'], 1e-8)}, g'' {bound(G['g2'], 1e-6)}",
                     tolerance="1e-7 (O(h^2)), 1e-5 (O(h^2) + O(eps / h^2))", kind="same code")
 _ = verified.record("g'(c*) = 0 and g'(0) = pi_0 pi_1 (p + q - 1) (eq-envelope)",
-                    err_gcs < 1e-12 and err_g0 < 1e-12 and argmin_off <= 0.5 + 1e-9,
+                    G['gcs'] < 1e-12 and G['g0'] < 1e-12 and G['argmin_off'] <= 0.5 + 1e-9,
                     check="reduced_loss_grad at c* and 0 vs the values derived here; grid argmin of g vs c*",
-                    measured=f"{bound(err_gcs, 1e-14)}, {bound(err_g0, 1e-14)}; argmin {fixed(argmin_off, 2)} steps "
+                    measured=f"{bound(G['gcs'], 1e-14)}, {bound(G['g0'], 1e-14)}; argmin {fixed(G['argmin_off'], 2)} steps "
                              "from c*", tolerance="1e-12; half a grid step", kind="independent")
 
 # %% [markdown]
@@ -784,35 +531,21 @@ _ = verified.record("g'(c*) = 0 and g'(0) = pi_0 pi_1 (p + q - 1) (eq-envelope)"
 # side is undefined).
 
 # %%
-print(f"{'p':>5}{'q':>5}{'p+q':>6}{'argmin c (BFGS)':>17}{'c* (closed form)':>18}{'|difference|':>14}"
-      f"{'min - entropy rate':>20}{'c > 0':>7}")
-c_err, val_err, n_sign = 0.0, 0.0, 0
-for pp, qq in chains_g:
-    # the gradient of Lemma 2's form, written out: (pi_1 (s(c + beta) - (1 - q)), dL/dbeta)
-    jac = lambda x, pp=pp, qq=qq: np.array([pp / (pp + qq) * (sigmoid(x[0] + x[1]) - (1 - qq)),  # noqa: E731
-                                            dL_dbeta(x[1], x[0], pp, qq)])
-    res = minimize(lambda x: float(lemma2_rhs(x[0], x[1], pp, qq)), x0=np.zeros(2), jac=jac, method="BFGS",
-                   options={"gtol": 1e-12})
-    c_min = float(res.x[0])
-    cs_closed = math.log((1 - pp) * (1 - qq) / (pp * qq))
-    rate = (qq * binary_entropy(pp) + pp * binary_entropy(qq)) / (pp + qq)
-    c_err, val_err = max(c_err, abs(c_min - cs_closed)), max(val_err, abs(res.fun - rate))
-    n_sign += (c_min > 0) == (pp + qq < 1)
-    print(f"{pp:>5}{qq:>5}{pp + qq:>6.2f}{fixed(c_min, 3):>17}{cs_closed:>18.4f}{bound(c_min - cs_closed, 1e-6):>14}"
-          f"{bound(res.fun - rate, 1e-12):>20}{'yes' if c_min > 0 else 'no':>7}")
+BF = canonical_checks.bfgs_table(chains_g)
+print(BF["table"])
+c_err, n_sign = BF["c_err"], BF["n_sign"]
 
 # %% tags=["hide-input"]
 _ = glue("cm_c_err", bound(c_err, 1e-6))
 _ = glue("cm_sign_count", f"{n_sign}/{len(chains_g)}")
-_ = verified.record("the minimum of the logistic form is at c*, with c* > 0 iff p + q < 1",
-                    n_sign == len(chains_g) and c_err < 1e-4,
-                    check=f"BFGS on Lemma 2 and its gradient written out, jointly in (c, beta), {len(chains_g)} chains "
-                          f"at |p + q - 1| >= {margin:g}",
-                    measured=f"|argmin - c*| {bound(c_err, 1e-6)}; sign of c* right for {n_sign}/{len(chains_g)} chains",
-                    tolerance="1e-4; every chain", kind="independent")
-_ = verified.record("its minimum value is the entropy rate", val_err < 1e-10,
-                    check="BFGS minimum vs (q h(p) + p h(q)) / (p + q) written out", measured=bound(val_err, 1e-12),
-                    tolerance="1e-10", kind="independent")
+for claim, ok, check, measured, tolerance in [
+        ("the minimum of the logistic form is at c*, with c* > 0 iff p + q < 1", n_sign == len(chains_g) and c_err < 1e-4,
+         f"BFGS on Lemma 2 and its gradient written out, jointly in (c, beta), {len(chains_g)} chains at "
+         f"|p + q - 1| >= {margin:g}", f"|argmin - c*| {bound(c_err, 1e-6)}; sign of c* right for {n_sign}/"
+         f"{len(chains_g)} chains", "1e-4; every chain"),
+        ("its minimum value is the entropy rate", BF['val_err'] < 1e-10,
+         "BFGS minimum vs (q h(p) + p h(q)) / (p + q) written out", bound(BF['val_err'], 1e-12), "1e-10")]:
+    verified.record(claim, ok, check=check, measured=measured, tolerance=tolerance, kind="independent")
 
 # %% [markdown]
 # The finite-difference tolerances are the errors of the differences themselves: $O(h^2) +
@@ -827,28 +560,13 @@ _ = verified.record("its minimum value is the entropy rate", val_err < 1e-10,
 # $W_2 \to W_2 + \boldsymbol\alpha\boldsymbol u^\top$ (i.e. change $w$) it must be $g'(c)\,4|w|e^2$.
 
 # %%
-print("".join(name.rjust(width) for name, width in (("e", 6), ("w", 6), ("dL/de autograd", 16),
-                                                     ("g'(c) dc/de", 14), ("dL/dw autograd", 16), ("g'(c) dc/dw", 14))))
-env_ok, env_err = True, 0.0
-for e, w in ((1.3, 0.6), (0.8, -1.2), (1.0, -0.4)):
-    model = canonical_full_model(e, w, optimal_canonical_bias(e, w, 0.0, p, q), max_len=N_exact, seed=seed)
-    sc = canonical_scalars(model)
-    alpha, u = torch.as_tensor(sc.alpha), torch.as_tensor(sc.u)
-    L = exact_loss(model, chain, N_exact)
-    L.backward()
-    dL_de = float(model.embedding.grad @ alpha - 0.5 * (model.positional.grad @ alpha).sum())
-    dL_dw = float(math.copysign(1.0, w) * (u @ model.W_1.grad @ alpha) + alpha @ model.W_2.grad @ u)
-    c = float(coefficient(e, w))
-    gp = float(reduced_loss_grad(c, p, q))
-    pred_e, pred_w = gp * 2 * e * (1 + 2 * w * abs(w)), gp * 4 * abs(w) * e**2
-    env_err = max(env_err, abs(dL_de - pred_e), abs(dL_dw - pred_w))
-    print(f"{e:>6}{w:>6}{dL_de:>16.6f}{pred_e:>14.6f}{dL_dw:>16.6f}{pred_w:>14.6f}")
-print(f"max |autograd - g'(c) grad c| {bound(env_err, 1e-11)}")
+EN = canonical_fullmodel.envelope(chain, [(1.3, 0.6), (0.8, -1.2), (1.0, -0.4)], **exact)
+print(EN["table"])
 
 # %% tags=["hide-input"]
-_ = verified.record("envelope theorem on the full model: autograd = g'(c) grad c", env_err < 1e-10,
+_ = verified.record("envelope theorem on the full model: autograd = g'(c) grad c", EN['err'] < 1e-10,
                     check="torch autograd of the exact loss at the optimal bias, along e and along w, 3 points",
-                    measured=bound(env_err, 1e-11), tolerance="1e-10 (rounding)", kind="independent")
+                    measured=bound(EN['err'], 1e-11), tolerance="1e-10 (rounding)", kind="independent")
 
 # %% [markdown]
 # ## Figures
@@ -858,23 +576,7 @@ _ = verified.record("envelope theorem on the full model: autograd = g'(c) grad c
 # $c^* > 0$; $p = q$ and $p' = q' = 1 - p$ give mirror images with the same yardsticks.
 
 # %%
-fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
-cplot = np.linspace(-8, 8, 801)
-for ax, (pp, qq) in zip(axes.ravel(), chains_g):
-    ch = MarkovChain(pp, qq)
-    cs = c_star(pp, qq)
-    ax.plot(cplot, reduced_loss(cplot, pp, qq), color=plotting.NEUTRAL, lw=2, label="g(c)")
-    plotting.yardsticks(ax, ch.entropy_rate, ch.marginal_entropy)
-    ax.plot([cs], [float(reduced_loss(cs, pp, qq))], "*", color=plotting.GLOBAL, ms=14, label=f"c* = {cs:.2f}")
-    ax.plot([0], [float(reduced_loss(0.0, pp, qq))], "o", color=plotting.LOCAL, ms=7, label="c = 0")
-    ax.set_title(f"p = {pp}, q = {qq} (p + q {'>' if pp + qq > 1 else '<'} 1)")
-    ax.set_ylim(ch.entropy_rate - 0.05, ch.marginal_entropy + 0.35)
-    ax.set_ylabel("reduced loss g(c) (nats)")
-    ax.legend(loc="best", fontsize=7.5)
-for ax in axes[1]:
-    ax.set_xlabel(r"coefficient $c = e^2(1 + 2w|w|)$")
-fig.suptitle("The reduced loss g(c) and its two yardsticks (Lemma 6)")
-fig.tight_layout()
+canonical_drawings.reduced_loss_panels(chains_g)
 plt.show()
 
 # %% [markdown]
@@ -886,21 +588,8 @@ plt.show()
 # $w > -1/2$ and only when $p + q > 1$.)
 
 # %%
-e_ax = np.linspace(-2, 2, 201)
-w_ax = np.linspace(-2, 2, 201)
-EE, WW = np.meshgrid(e_ax, w_ax, indexing="ij")
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
-for ax, (pp, qq) in zip(axes, ((p, q), (p_low, q_low))):
-    ch = MarkovChain(pp, qq)
-    Lsurf = canonical.loss(EE, WW, pp, qq)
-    levels = np.linspace(ch.entropy_rate, ch.marginal_entropy + 0.3, 21)
-    cf = ax.contourf(e_ax, w_ax, Lsurf.T, levels=levels, extend="max")
-    ax.contour(e_ax, w_ax, Lsurf.T, levels=[ch.marginal_entropy], colors="w", linewidths=0.8)
-    fig.colorbar(cf, ax=ax, label="L(e, w) (nats)", format="%.2f")
-    markov_drawings.critical_points(ax, pp, qq, e_lim=2.0, w_lim=(-2.0, 2.0))
-    ax.set_title(f"L(e, w) = g(c(e, w)), p = {pp}, q = {qq}")
-    ax.grid(False)
-fig.tight_layout()
+e_ax = w_ax = np.linspace(-2, 2, 201)
+canonical_drawings.loss_surfaces(((p, q), (p_low, q_low)), e_ax, w_ax)
 plt.show()
 
 # %% [markdown]
@@ -908,23 +597,16 @@ plt.show()
 # $\Gamma^*$) and the loss on the $w$-axis must be $H(\pi)$:
 
 # %%
-Lsurf = canonical.loss(EE, WW, p, q)
-rate_pq, marg_pq = (q * binary_entropy(p) + p * binary_entropy(q)) / (p + q), binary_entropy(pi1)  # written out
-# the grid point closest to Gamma* in c: g(c) - g(c*) <= max g'' (c - c*)^2 / 2 with g'' <= 1/8 (text of Lemma 6)
-dc = float(np.abs(e_ax[:, None] ** 2 * (1 + 2 * w_ax * np.abs(w_ax)) - c_star_closed).min())
-excess_tol = dc**2 / 16 + 1e-12
-surf_excess = float(Lsurf.min() - rate_pq)
-axis_dev = float(np.abs(Lsurf[100] - marg_pq).max())  # e_ax[100] = 0: the w-axis
-print(f"p = {p}, q = {q}: min of L over the grid - entropy rate = {surf_excess:.1e} (bound dc^2/16 = "
-      f"{excess_tol:.1e}, dc = {dc:.1e}); on the w-axis max |L - H(pi)| = {bound(axis_dev, 1e-14)}")
+SF = canonical_checks.surface_check(p, q, e_ax, w_ax)
+print(SF["table"])
 
 # %% tags=["hide-input"]
 _ = verified.record("loss surface: grid minimum = entropy rate, w-axis at H(pi)",
-                    -1e-12 <= surf_excess <= excess_tol and axis_dev < 1e-12,
+                    -1e-12 <= SF['excess'] <= SF['tol'] and SF['axis'] < 1e-12,
                     check="canonical.loss on the 201 x 201 grid of the figure vs the entropy rate and H(pi) written "
                           "out; the grid misses Gamma* by dc in c",
-                    measured=f"min - rate {surf_excess:.1e}; axis {bound(axis_dev, 1e-14)}",
-                    tolerance=f"0 <= min - rate <= dc^2/16 = {excess_tol:.1e}; 1e-12", kind="independent")
+                    measured=f"min - rate {SF['excess']:.1e}; axis {bound(SF['axis'], 1e-14)}",
+                    tolerance=f"0 <= min - rate <= dc^2/16 = {SF['tol']:.1e}; 1e-12", kind="independent")
 
 # %% [markdown]
 # The $w$-axis is where the embedding is off ($e = 0$): every stream vanishes and the logit is the bias, so with
@@ -935,26 +617,16 @@ _ = verified.record("loss surface: grid minimum = entropy rate, w-axis at H(pi)"
 # and every other path is multiplied by the zero embedding), so the table lists it as an identity.
 
 # %%
-from scipy.special import logit
-
-axis_loss, axis_grad = 0.0, 0.0
-w_axis = (-1.5, -1 / math.sqrt(2), -0.3, 0.0, 0.8)
-for w in w_axis:
-    model = canonical_full_model(0.0, w, logit(pi1), max_len=N_exact, seed=seed)
-    L = exact_loss(model, chain, N_exact)
-    L.backward()
-    axis_loss = max(axis_loss, abs(float(L.detach()) - binary_entropy(pi1)))
-    axis_grad = max(axis_grad, max(float(prm.grad.abs().max()) for prm in model.parameters()))
-print(f"w-axis, {len(w_axis)} points: max |L - H(pi)| {bound(axis_loss, 1e-13)}; max |autograd gradient| over all "
-      f"parameters {bound(axis_grad, 1e-13)}")
+w_axis = (-1.5, float(-1 / np.sqrt(2)), -0.3, 0.0, 0.8)
+WA = canonical_fullmodel.w_axis(chain, w_axis, **exact)
+print(WA["table"])
 
 # %% tags=["hide-input"]
-_ = verified.record("w-axis (e = 0): loss H(pi) and zero gradient of the full model", axis_loss < 1e-12
-                    and axis_grad < 1e-12,
+_ = verified.record("w-axis (e = 0): loss H(pi) and zero gradient of the full model", WA['loss'] < 1e-12 and WA['grad'] < 1e-12,
                     check=f"exact loss and torch autograd in every parameter at e = 0, b = logit(pi_1) (true by "
                           f"construction: every stream is zero and the logit is the bias), w in "
                           f"{[round(w, 3) for w in w_axis]}",
-                    measured=f"loss {bound(axis_loss, 1e-13)}, gradient {bound(axis_grad, 1e-13)}",
+                    measured=f"loss {bound(WA['loss'], 1e-13)}, gradient {bound(WA['grad'], 1e-13)}",
                     tolerance="1e-12", kind="identity")
 
 # %% [markdown]
@@ -971,9 +643,9 @@ _ = verified.record("w-axis (e = 0): loss H(pi) and zero gradient of the full mo
 # every machine) or the measured value.
 
 # %% tags=["hide-input"]
-_ = record_results({"c_star": c_star(p, q), "entropy_rate": chain.entropy_rate,
-                    "marginal_entropy": chain.marginal_entropy, "g_prime_0": float(reduced_loss_grad(0.0, p, q)),
-                    "lemma2_max_abs_z": l2_z, "argmin_c_error": c_err, **verified.summary()})
+_ = record_results({"c_star": canonical.c_star(p, q), "entropy_rate": chain.entropy_rate,
+                    "marginal_entropy": chain.marginal_entropy, "g_prime_0": float(canonical.reduced_loss_grad(0.0, p, q)),
+                    "lemma2_max_abs_z": L2['z'], "argmin_c_error": c_err, **verified.summary()})
 
 # %% tags=["remove-cell"]
 from markovlib.book.glue import summary

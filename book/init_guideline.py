@@ -26,23 +26,23 @@
 #
 # ## What this chapter shows
 #
-# Each claim over runs holds when the one-sided 95 % Wilson lower end of its rate exceeds `rate` $= 1/2$.
+# Counts hold when the one-sided 95 % Wilson lower end exceeds `rate` $= 1/2$.
 #
-# 1. **Fig. 4, in the scalar-input model.** For $p + q > 1$ the standard initialization stays at the unigram predictor
-#    from step 100 to the end of a 400-step AdamW run ({glue:text}`ig_fig4_std` seeds); from the guideline point
-#    {glue:text}`ig_guide_point` it ends at the bigram predictor ({glue:text}`ig_fig4_guide`) ([Fig. 4](#sec-ig-fig4)).
-# 2. **Where the guideline points sit.** {glue:text}`ig_guide_point` has energy {glue:text}`ig_guide_energy`
-#    $> E_{\rm sad}$, and the integrated canonical flow from it reaches a global minimum on every chain; the scalar
-#    point $(-2\sqrt2, -16)$ of the authors' constants lies far below $E_{\rm sad}$ ([the points](#sec-ig-points)).
-# 3. **The trap is a plateau for Adam** (stored, chain {glue:text}`ig_plateau_chain`): under AdamW at the unigram point
-#    at step 200 ({glue:text}`ig_plateau_200` runs), then leaving it ({glue:text}`ig_escape`); SGD stays
+# 1. **Fig. 4, in the scalar-input model.** For $p + q > 1$, 400 AdamW steps from the standard initialization stay at
+#    the unigram predictor after step 100 ({glue:text}`ig_fig4_std` seeds); from the guideline point
+#    {glue:text}`ig_guide_point` they end at the bigram predictor ({glue:text}`ig_fig4_guide`) ([Fig. 4](#sec-ig-fig4)).
+# 2. **The guideline points.** {glue:text}`ig_guide_point` has energy {glue:text}`ig_guide_energy` $> E_{\rm sad}$,
+#    and the integrated canonical flow from it reaches a global minimum on every chain; the authors' constants give
+#    the scalar point $(-2\sqrt2, -16)$, far below $E_{\rm sad}$ ([the points](#sec-ig-points)).
+# 3. **The trap is a plateau for Adam** (chain {glue:text}`ig_plateau_chain`, {glue:text}`ig_long_runs` stored runs
+#    of {glue:text}`ig_long_steps` steps per optimizer): AdamW is at the unigram point at step 200
+#    ({glue:text}`ig_plateau_200`), then leaves it ({glue:text}`ig_escape`); SGD stays throughout
 #    ({glue:text}`ig_sgd_stays`) ([plateau](#sec-ig-plateau)).
-# 4. **A phase diagram** (stored, one count per chain): the standard init is at the bigram predictor by step 200 for
+# 4. **A phase diagram** (stored): the standard init is at the bigram predictor by step 200 for
 #    $p + q < 1$ ({glue:text}`ig_grid_std_below`), not for $p + q > 1$ ({glue:text}`ig_grid_std_above`); the
-#    guideline init gets there for $p + q < 1$ ({glue:text}`ig_grid_guide_below`) and for $p + q > 1$, $p \le q$
-#    ({glue:text}`ig_grid_guide_above`), before the standard one ({glue:text}`ig_grid_before`)
-#    ([phase diagram](#sec-ig-grid)).
-# 5. **The trap against the initialization scale.** The canonical trap probability stays above $1/2$ (smallest
+#    guideline init gets there on both sides ({glue:text}`ig_grid_guide_below`; $p \le q$:
+#    {glue:text}`ig_grid_guide_above`), first ({glue:text}`ig_grid_before`) ([phase diagram](#sec-ig-grid)).
+# 5. **Trap against scale.** The canonical trap probability stays above $1/2$ (smallest
 #    {glue:text}`ig_canon_min`); the full model under SGD is trapped at $\sigma = 0.02$ ({glue:text}`ig_sigma_small`)
 #    but escapes at $\sigma = 0.4$ ({glue:text}`ig_sigma_large`) ([scale](#sec-ig-sigma)).
 #
@@ -84,61 +84,20 @@ workers = 2  # processes for the independent training runs (1: run them in this 
 seed = 0  # first seed of the live runs (they use seed, seed + 1, ...)
 
 # %%
-from markovlib.book import params
-from markovlib.markov.energy import SADDLE_ENERGY, energy
-
-TRAIN_RANGE = (0.1, 0.9)  # p and q of every chain of the chapter's training claims, not a knob
-SLICE_PREFIX = 100  # the prefix measured in both CI configurations (see the slice), not a knob
-CHECKED = "the value at which the chapter states its claims"
-SPEC = params.declare(
-    p=params.Real(*TRAIN_RANGE, why="the training claims' range"), q=params.Real(*TRAIN_RANGE, why="the same"),
-    margin=params.Real(0.2, 1.0, why="distance from the i.i.d. line p + q = 1"),
-    seeds=params.Int(10, why="each count needs 10 live runs"),
-    steps=params.Int(400, 400, why=CHECKED), length=params.Int(64, 64, why=CHECKED),
-    batch=params.Int(16, 16, why=CHECKED), lr=params.Real(2e-3, 2e-3, why=CHECKED),
-    init_std=params.Real(0.02, 0.02, why=CHECKED),
-    guideline_e=params.Real(why="any e of the data-agnostic region (see together)"),
-    guideline_w=params.Real(-float("inf"), 0.0, closed=False, why="w < 0, the data-agnostic region"),
-    eval_every=params.Int(1, why="steps between held-out evaluations"),
-    plateau_window=params.IntList(0, why="[start, steps] with start <= 100: the stated window or a wider one"),
-    bigram_ratio=params.Real(0.4, 0.6, why="the level of c-hat / c* read as the bigram side"),
-    rate=params.Real(0.5, 1.0, why="a claim over runs holds for at least half of them (and rate < 1)"),
-    plateau_min_steps=params.Int(200, 1999, why="at least the stated plateau, within the stored runs"),
-    fast_steps=params.Int(200, 200, why=CHECKED),
-    slice_seed=params.Choice(range(20), why="a stored seed whose prefix was measured"),
-    slice_steps=params.Int(1, SLICE_PREFIX, why="within the prefix measured for every stored seed"),
-    slice_tol=params.Real(0.0, 1e-6, why="about 10x the largest difference measured in the prefix; > 0"),
-    sgd_lr=params.Real(1.0, 1.0, why=CHECKED),
-    sigmas=params.RealList(0.02, 0.4, why="the scales of the claims, including 0.02 and 0.4"),
-    sigma_seeds=params.Int(10, why="each count needs 10 live runs"),
-    sigma_steps=params.Int(300, 300, why=CHECKED), sigma_length=params.Int(64, 64, why=CHECKED),
-    n_canonical=params.Int(1000, why="draws per scale of the canonical prediction"),
-    workers=params.Int(1, why="the results do not depend on it"), seed=params.Int(0, why="any first seed"),
-    require=[
-        ("p + q >= 1 + margin and p <= q", lambda v: v["p"] + v["q"] >= 1 + v["margin"] - 1e-12
-         and v["p"] <= v["q"] + 1e-12, "the chain of Fig. 4 and of the trap experiment (the full model is not "
-         "symmetric under relabeling the symbols)"),
-        ("E(guideline_e, guideline_w) > E_sad", lambda v: float(energy(v["guideline_e"], v["guideline_w"]))
-         > SADDLE_ENERGY, "the guideline claims are about the data-agnostic region {w < 0, E > E_sad}"),
-        ("plateau_window = [start <= 100, steps]", lambda v: len(v["plateau_window"]) == 2
-         and v["plateau_window"][0] <= 100 and v["plateau_window"][1] == v["steps"], "the window the claim states"),
-        ("rate < 1, slice_tol > 0", lambda v: v["rate"] < 1 and v["slice_tol"] > 0, "a rate below 1, a tolerance"),
-        ("0.02 and 0.4 in sigmas", lambda v: len(v["sigmas"]) >= 2 and min(v["sigmas"]) <= 0.02
-         and max(v["sigmas"]) >= 0.4, "the smallest and the largest scale are claimed"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("init_guideline")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
 # %% [markdown]
 # The defaults keep the chapter within two minutes on two cores. The live runs (Fig. 4, the trap against the
-# initialization scale and the slice of the stored runs) use a context of 64 instead of the paper's 1024 and 10
-# seeds per count; the two large experiments, the plateau and the phase diagram, are read from stored runs with
-# 20 seeds per count (`book/data/guideline`, made once by `python tools/run_guideline.py --workers 2` with the
+# initialization scale and the slice of the stored runs) use a context of `length` = 64 instead of the paper's 1024 and
+# `seeds` = 10 seeds per count; the two large experiments, the plateau and the phase diagram, are read from stored runs with
+# {glue:text}`ig_grid_runs` seeds per count (`book/data/guideline`, made once by `python tools/run_guideline.py --workers 2` with the
 # settings of this parameters cell; a slice of them is re-executed below). The claims are about *where* a run goes
 # (the unigram or the bigram predictor, read off $\hat c$), which the gradient sets through averages over
 # positions; a shorter context makes each step noisier and cheaper (the attention costs $N^2$), and $\hat c$ on
-# four held-out batches separates the two predictors with a wide margin at this context. The plateau of claim 3
+# four held-out batches separates the two predictors with a wide margin at this context. The plateau of Claim 3
 # *does* grow with the context, so its step counts belong to the stated context. The training settings (context,
 # batch, step counts, learning rates, initialization scale) are part of the Range, so the validation accepts only
 # the values at which the claims are stated; Fig. 4 at the paper's context and step count, in the authors' own
@@ -147,21 +106,19 @@ SPEC.table()
 # differ, which is why every claim about them counts runs.
 
 # %%
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize_scalar
-from scipy.special import expit, log_expit
 
 from markovlib.book import formatting, inference, plotting, report, stored
 from markovlib.book.glue import glue
+from markovlib.book.specs.init_guideline import SLICE_PREFIX, TRAIN_RANGE
 from markovlib.book.sweep import record_results
-from markovlib.markov.canonical import c_star, coefficient
+from markovlib.markov.canonical import c_star
 from markovlib.markov.chain import MarkovChain
-from markovlib.markov.energy import predict_limit
-from markovlib.transformer import guideline
+from markovlib.markov.energy import SADDLE_ENERGY
+from markovlib.transformer import guideline, guideline_canonical, guideline_claims, guideline_drawings
+from markovlib.transformer import guideline_reference
 from markovlib.transformer.runs import train_many
 
 plotting.use_style()
@@ -175,7 +132,7 @@ print(f"chain p={p:g}, q={q:g}: entropy rate {formatting.fixed(chain.entropy_rat
 print(f"E_sad = {formatting.fixed(SADDLE_ENERGY, 4)}")
 
 # %% [markdown]
-# The stored runs of claims 3 and 4 (`tools/run_guideline.py`, `book/data/guideline`); `guideline.load_stored` checks
+# The stored runs of Claims 3 and 4 (`tools/run_guideline.py`, `book/data/guideline`); `guideline.load_stored` checks
 # that their chains lie in the chapter's ranges and that they were made with the chapter's training settings:
 
 # %%
@@ -183,7 +140,7 @@ DATA = stored.data_dir("guideline")
 GS = guideline.load_stored(DATA, length=length, batch=batch, init_std=init_std, lr=lr, sgd_lr=sgd_lr,
                            within=TRAIN_RANGE)
 manifest, STORED, stored_seeds, cells = GS["manifest"], GS["curves"], GS["seeds"], GS["cells"]
-(plateau_p, plateau_q), cfg_grid, cfg_long, stored_guide = GS["plateau"], GS["grid"], GS["long"], GS["guide"]
+(plateau_p, plateau_q), cfg_long, stored_guide = GS["plateau"], GS["long"], GS["guide"]
 grid_steps, long_steps = GS["grid_steps"], GS["long_steps"]
 print(f"stored runs (book/data/guideline): {len(STORED)} runs, seeds {min(stored_seeds)}..{max(stored_seeds)}; "
       f"phase diagram {len(cells)} chains x 2 inits, {grid_steps} AdamW steps; plateau chain "
@@ -204,73 +161,14 @@ print(f"stored runs (book/data/guideline): {len(STORED)} runs, seeds {min(stored
 # factor, so the same trajectories and the same limits, without the stiffness of large $|\nabla c|$ or the slowness of
 # large $|c|$. The end state is *global* when $c$ is within 5 % of $c^*$, *trapped* when $|e| < e^{-12}$ and still
 # shrinking (the $w$-axis, loss $H(\pi)$), and *unresolved* otherwise
-# (within the integration time; counted against every claim). Before use, $g'$ is checked against a central
-# difference of $g$ computed by minimizing the logistic loss of {prf:ref}`Lemma 2 <lem-2>` over $\beta$ numerically.
-
-# %%
-def reduced_grad(c, p_, q_):
-    """independent reference (do not replace with markovlib): g'(c) by the envelope theorem, with e^(c + beta*) from
-    the quadratic of the optimal bias, written in logs so that it neither overflows nor cancels."""
-    c = np.asarray(c, dtype=float)
-    log4pq = math.log(4 * p_ * q_)
-    log_root = 0.5 * np.logaddexp(2 * math.log(abs(q_ - p_)) if q_ != p_ else -np.inf, log4pq + c)
-    if q_ >= p_:  # (q - p) + sqrt(D) without cancellation
-        log_den = np.logaddexp(math.log(q_ - p_) if q_ > p_ else -np.inf, log_root)
-    else:  # (q - p) + sqrt(D) = 4 p q e^c / (sqrt(D) + (p - q))
-        log_den = log4pq + c - np.logaddexp(log_root, math.log(p_ - q_))
-    return p_ / (p_ + q_) * (expit(math.log(2 * p_) + c - log_den) - (1 - q_))
-
-
-def reduced_loss_numeric(c, p_, q_):
-    """independent reference: g(c) = min over beta of the logistic loss of Lemma 2, by a bounded scalar search."""
-    pi1 = p_ / (p_ + q_)
-    pairs = [((1 - pi1) * (1 - p_), 0, -1), ((1 - pi1) * p_, 0, 1), (pi1 * q_, 1, -1), (pi1 * (1 - q_), 1, 1)]
-    f = lambda b: -sum(w_ * log_expit(s_ * (c * x_ + b)) for w_, x_, s_ in pairs)  # noqa: E731
-    return minimize_scalar(f, bounds=(-60, 60), method="bounded", options={"xatol": 1e-12}).fun
-
-# %%
-def flow_end(e0, w0, p_, q_, t_end=1000.0, dt=1.0, u_stop=-12.0):
-    """independent reference (do not replace with markovlib): integrate the canonical gradient flow from (e0, w0)
-    (see the text) and return "global", "trapped" or "unresolved" per point. No energy, no basin rule."""
-    cs = math.log((1 - p_) * (1 - q_) / (p_ * q_))
-    e0, w0 = np.broadcast_arrays(np.asarray(e0, dtype=float), np.asarray(w0, dtype=float))
-    u, v, sw = np.log(np.abs(e0)).ravel().copy(), np.log(np.abs(w0)).ravel().copy(), np.sign(w0).ravel()
-
-    def field(u, v, sw):
-        e2, w2 = np.exp(2 * u), np.exp(2 * v)
-        m = 1 + 2 * sw * w2
-        c = e2 * m
-        s = -reduced_grad(c, p_, q_) * (1 + np.abs(c)) / (1 + 4 * e2 * m * m + 16 * w2 * e2 * e2)
-        return 2 * m * s, 4 * sw * e2 * s  # (d log|e| / dt, d log|w| / dt) after the time change
-
-    def state(u, v, sw):
-        c = np.exp(2 * u) * (1 + 2 * sw * np.exp(2 * v))
-        return (u < u_stop) & (field(u, v, sw)[0] < 0), np.abs(c - cs) < 0.05 * abs(cs)
-
-    active = np.arange(u.size)
-    for k in range(int(round(t_end / dt))):
-        uu, vv, ss = u[active], v[active], sw[active]
-        k1 = field(uu, vv, ss)
-        k2 = field(uu + dt / 2 * k1[0], vv + dt / 2 * k1[1], ss)
-        k3 = field(uu + dt / 2 * k2[0], vv + dt / 2 * k2[1], ss)
-        k4 = field(uu + dt * k3[0], vv + dt * k3[1], ss)
-        u[active] = uu + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
-        v[active] = vv + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
-        if k % 25 == 24:  # points that have settled leave the integration
-            trapped, at_global = state(u[active], v[active], sw[active])
-            active = active[~(trapped | at_global)]
-            if active.size == 0:
-                break
-    trapped, at_global = state(u, v, sw)
-    return np.where(at_global, "global", np.where(trapped, "trapped", "unresolved")).reshape(e0.shape)
-
-# %% [markdown]
-# Before use, $g'$ against the central difference of the numerically minimized loss, on every chain of the chapter:
+# (within the integration time; counted against every claim). The integrator is the independent reference
+# `markovlib.transformer.guideline_reference.flow_end`, which calls neither the energy nor the basin rules. Before
+# use, $g'$ is checked (`guideline_reference.envelope_error`) against a central difference of $g$ computed by
+# minimizing the logistic loss of {prf:ref}`Lemma 2 <lem-2>` over $\beta$ numerically, on every chain of the chapter:
 
 # %% tags=["hide-input"]
 check_chains = sorted(set(cells) | {(p, q), (plateau_p, plateau_q)})
-gp_err = max(abs(float(reduced_grad(c, *pq)) - (reduced_loss_numeric(c + 1e-4, *pq) - reduced_loss_numeric(c - 1e-4, *pq)) / 2e-4)
-             for pq in check_chains for c in (-3.0, -0.5, 0.0, 0.5, 3.0))
+gp_err = guideline_reference.envelope_error(check_chains)
 assert gp_err < 1e-5, gp_err
 print(f"g'(c) by the envelope theorem = central difference of the numerically minimized loss: "
       f"{formatting.bound(gp_err, 1e-5)} ({len(check_chains)} chains, 5 values of c each)")
@@ -304,28 +202,16 @@ print(f"g'(c) by the envelope theorem = central difference of the numerically mi
 d_model = 8
 e_auth, w_auth = -np.sqrt(d_model), -2.0 * d_model
 guide_pt = f"({guideline_e:g}, {guideline_w:g})"  # the labels follow the parameters
-guide_name = f"guideline {guide_pt}"
-points = {guide_name: (guideline_e, guideline_w), "scalar point (-2 sqrt 2, -16)": (e_auth, w_auth)}
-where, n_agree, n_limits = {}, 0, 0
-for name, (e0, w0) in points.items():
-    E0 = float(energy(e0, w0))
-    ends = {pq: str(flow_end(e0, w0, *pq, t_end=5000.0)) for pq in check_chains}
-    rule = {pq: predict_limit(e0, w0, *pq).outcome for pq in check_chains}
-    n_agree += sum((ends[pq] == "global") == (rule[pq] == "global_min")
-                   and (ends[pq] == "trapped") == (rule[pq] == "local_min") for pq in check_chains)
-    n_limits += len(check_chains)
-    above_line = [ends[pq] for pq in check_chains if sum(pq) > 1]
-    below_line = [ends[pq] for pq in check_chains if sum(pq) < 1]
-    print(f"{name:<30} E = {formatting.fixed(E0, 3):>9} ({'above' if E0 > SADDLE_ENERGY else 'below'} E_sad), "
-          f"c = {formatting.fixed(float(coefficient(e0, w0)), 1):>8}; integrated flow: p+q>1 "
-          f"{formatting.fraction(above_line.count('global'), len(above_line))} global, p+q<1 "
-          f"{formatting.fraction(below_line.count('global'), len(below_line))} global, "
-          f"{formatting.fraction(below_line.count('trapped'), len(below_line))} trapped")
-    where[name] = (E0, above_line, below_line)
-E_g, hi_g, lo_g = where[guide_name]
-E_a, hi_a, lo_a = where["scalar point (-2 sqrt 2, -16)"]
+guide_name, auth_name = f"guideline {guide_pt}", "scalar point (-2 sqrt 2, -16)"
+points = {guide_name: (guideline_e, guideline_w), auth_name: (e_auth, w_auth)}
+where = {name: guideline_canonical.point_limits(e0, w0, check_chains) for name, (e0, w0) in points.items()}
+for name, limits in where.items():
+    print(guideline_canonical.point_line(name, limits))
 
 # %% tags=["hide-input"]
+E_g, hi_g, lo_g = (where[guide_name][k] for k in ("energy", "above", "below"))
+E_a, hi_a, lo_a = (where[auth_name][k] for k in ("energy", "above", "below"))
+n_agree, n_limits = (sum(w[k] for w in where.values()) for k in ("agree", "n"))
 glue("ig_guide_point", guide_pt)
 glue("ig_guide_energy", formatting.fixed(E_g, 3))
 verified.record(f"guideline point {guide_pt}: E > E_sad", E_g > SADDLE_ENERGY, check="the energy formula, by arithmetic",
@@ -373,64 +259,33 @@ _ = verified.record("the energy rule (predict_limit) gives the integrated end st
 # way to $c^*$.
 
 # %%
-fig4_configs = [dict(device="cpu", p=p, q=q, steps=steps, length=length, batch=batch, lr=lr, init=init, init_std=init_std,
-                     init_kwargs=kw, seed=seed + s, eval_every=eval_every)
+fig4_configs = [dict(device="cpu", p=p, q=q, steps=steps, length=length, batch=batch, lr=lr, init=init,
+                     init_std=init_std, init_kwargs=kw, seed=seed + s, eval_every=eval_every)
                 for init, kw in (("standard", {}), ("guideline", {"e": guideline_e, "w": guideline_w}))
                 for s in range(seeds)]
 fig4 = train_many(fig4_configs, workers=workers)
-curves, ratio_curves, final_ratio = {}, {}, {}
-for k, init in enumerate(("standard", "guideline")):
-    runs = fig4[k * seeds:(k + 1) * seeds]
-    ev = [[r for r in run["history"] if "eval_loss" in r] for run in runs]
-    curves[init] = (np.array([r["step"] for r in ev[0]]), np.array([[r["eval_loss"] for r in e] for e in ev]))
-    ratio_curves[init] = np.array([[r["coefficient_ratio"] for r in e] for e in ev])
-    final_ratio[init] = np.array([run["summary"]["coefficient_ratio"] for run in runs])
-x_std = curves["standard"][0]
+F4 = guideline_claims.fig4_curves(fig4)
+final_ratio = F4["final"]
+x_std = F4["loss"]["standard"][0]
 window = (x_std >= plateau_window[0]) & (x_std <= plateau_window[1])
 
 # %% tags=["hide-input"]
-claim = ("Fig. 4: standard init stays at the unigram point through the window")
-flags = np.asarray(np.all(ratio_curves["standard"][:, window] < bigram_ratio, axis=1), dtype=bool).ravel()
-counts[claim] = (int(flags.sum()), flags.size, 1)
-count_text = glue("ig_fig4_std", formatting.fraction(counts[claim][0], flags.size))
-print(f"{claim}: {count_text} seeds")
-verified.record_count(claim, counts[claim][0], flags.size, rate=rate, check=(f"c-hat/c* < {bigram_ratio:g} at every evaluation of steps {plateau_window[0]}..{plateau_window[1]}, "
-      "per seed"), kind="same code",
-                      unit="seeds", family=1)
-claim = ("Fig. 4: guideline init ends at the bigram predictor")
-flags = np.asarray([np.isfinite(guideline.steps_to_bigram(run, bigram_ratio)) for run in fig4[seeds:]], dtype=bool).ravel()
-counts[claim] = (int(flags.sum()), flags.size, 1)
-count_text = glue("ig_fig4_guide", formatting.fraction(counts[claim][0], flags.size))
-print(f"{claim}: {count_text} seeds")
-_ = verified.record_count(claim, counts[claim][0], flags.size, rate=rate, check=(f"c-hat/c* > {bigram_ratio:g} from some evaluation to the end of the run, per seed"), kind="same code",
-                      unit="seeds", family=1)
+guideline_claims.record_flags(
+    verified, counts, "Fig. 4: standard init stays at the unigram point through the window",
+    np.all(F4["ratio"]["standard"][:, window] < bigram_ratio, axis=1), glue_name="ig_fig4_std", rate=rate,
+    check=f"c-hat/c* < {bigram_ratio:g} at every evaluation of steps {plateau_window[0]}..{plateau_window[1]}, "
+          "per seed", kind="same code")
+_ = guideline_claims.record_flags(
+    verified, counts, "Fig. 4: guideline init ends at the bigram predictor",
+    [np.isfinite(guideline.steps_to_bigram(run, bigram_ratio)) for run in fig4[seeds:]], glue_name="ig_fig4_guide",
+    rate=rate, check=f"c-hat/c* > {bigram_ratio:g} from some evaluation to the end of the run, per seed",
+    kind="same code")
 
 # %%
-fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 4.2))
-for init, color in (("standard", "tab:blue"), ("guideline", "tab:purple")):
-    x, L = curves[init]
-    m, s = L.mean(axis=0), L.std(axis=0)
-    label = ("standard init N(0, %g²)" % init_std if init == "standard"
-             else f"guideline init (e, w) = ({guideline_e:g}, {guideline_w:g})")
-    for row, rrow in zip(L, ratio_curves[init]):
-        ax.plot(x, row, color=color, lw=0.5, alpha=0.5)
-        bx.plot(x, rrow, color=color, lw=0.7, alpha=0.7)
-    ax.plot(x, m, color=color, lw=1.8, label=label)
-    ax.fill_between(x, m - s, m + s, color=color, alpha=0.25, lw=0)
-plotting.yardsticks(ax, chain.entropy_rate, chain.marginal_entropy)
-for a in (ax, bx):
-    a.axvspan(*plateau_window, color=plotting.NEUTRAL, alpha=0.06, lw=0)
-    a.set_xlabel("iteration")
-ax.set_ylim(chain.entropy_rate - 0.03, chain.marginal_entropy + 0.06)
-ax.set_ylabel("held-out loss (nats)")
-ax.set_title(f"Full model, p = {p:g}, q = {q:g}: mean ± std over {seeds} seeds (Fig. 4)")
-ax.legend(loc="upper right")
-bx.axhline(1, color=plotting.GLOBAL, ls="--", lw=1.2, label="bigram (global minimum)")
-bx.axhline(0, color=plotting.LOCAL, ls=":", lw=1.4, label="unigram (bad local minimum)")
-bx.axhline(bigram_ratio, color=plotting.NEUTRAL, ls="-.", lw=0.7)
-bx.set_ylabel(r"$\hat c / c^*$")
-bx.set_title("The same runs: where they are")
-bx.legend(loc="center right", fontsize=8)
+labels = {"standard": "standard init N(0, %g²)" % init_std,
+          "guideline": f"guideline init (e, w) = ({guideline_e:g}, {guideline_w:g})"}
+guideline_drawings.fig4(F4, chain, window=plateau_window, level=bigram_ratio, labels=labels,
+                        title=f"Full model, p = {p:g}, q = {q:g}: mean ± std over {seeds} seeds (Fig. 4)")
 plt.show()
 
 # %% [markdown]
@@ -460,41 +315,33 @@ plt.show()
 # steps; that is why the claim counts runs.
 
 # %%
-plateau_chain = MarkovChain(plateau_p, plateau_q)
 adam_curves = [STORED[("plateau", plateau_p, plateau_q, "standard", "adamw", s)] for s in stored_seeds]
 sgd_curves = [STORED[("plateau", plateau_p, plateau_q, "standard", "sgd", s)] for s in stored_seeds]
 escape = np.array([guideline.first_above(x, r, bigram_ratio) for x, r, _ in adam_curves])
 n_long = len(stored_seeds)
 cstar_plateau = c_star(plateau_p, plateau_q)
-glue("ig_plateau_chain", f"p = {plateau_p:g}, q = {plateau_q:g}")
-glue("ig_plateau_cstar", formatting.fixed(abs(cstar_plateau), 2))
-glue("ig_long_steps", f"{long_steps}")
-glue("ig_long_runs", f"{n_long}")
 print(f"plateau chain p={plateau_p:g}, q={plateau_q:g}: c* = {formatting.fixed(cstar_plateau, 4)}; "
       f"{n_long} stored runs per optimizer, {long_steps} steps")
 
 # %% tags=["hide-input"]
-claim = (f"AdamW: standard init still on the plateau at step {plateau_min_steps}")
-flags = np.asarray([np.all(r[x <= plateau_min_steps] < bigram_ratio) for x, r, _ in adam_curves], dtype=bool).ravel()
-counts[claim] = (int(flags.sum()), flags.size, 1)
-count_text = glue("ig_plateau_200", formatting.fraction(counts[claim][0], flags.size))
-print(f"{claim}: {count_text} runs")
-verified.record_count(claim, counts[claim][0], flags.size, rate=rate, check=(f"stored runs: c-hat/c* < {bigram_ratio:g} at every evaluation up to step {plateau_min_steps}"), kind="stored data",
-                      unit="runs", family=1)
-claim = (f"AdamW: standard init leaves the plateau within {long_steps} steps")
-flags = np.asarray(np.isfinite(escape), dtype=bool).ravel()
-counts[claim] = (int(flags.sum()), flags.size, 1)
-count_text = glue("ig_escape", formatting.fraction(counts[claim][0], flags.size))
-print(f"{claim}: {count_text} runs")
-verified.record_count(claim, counts[claim][0], flags.size, rate=rate, check=(f"stored runs: c-hat/c* above {bigram_ratio:g} from some evaluation to the end"), kind="stored data",
-                      unit="runs", family=1)
-claim = ("plain SGD: standard init stays at the unigram point")
-flags = np.asarray([np.all(r < bigram_ratio) for x, r, _ in sgd_curves], dtype=bool).ravel()
-counts[claim] = (int(flags.sum()), flags.size, 1)
-count_text = glue("ig_sgd_stays", formatting.fraction(counts[claim][0], flags.size))
-print(f"{claim}: {count_text} runs")
-verified.record_count(claim, counts[claim][0], flags.size, rate=rate, check=(f"stored runs: c-hat/c* < {bigram_ratio:g} at every evaluation of {long_steps} SGD steps (lr {sgd_lr:g})"), kind="stored data",
-                      unit="runs", family=1)
+glue("ig_plateau_chain", f"p = {plateau_p:g}, q = {plateau_q:g}")
+glue("ig_plateau_cstar", formatting.fixed(abs(cstar_plateau), 2))
+glue("ig_long_steps", f"{long_steps}")
+glue("ig_long_runs", f"{n_long}")
+stored_runs = dict(rate=rate, kind="stored data", unit="runs")
+guideline_claims.record_flags(
+    verified, counts, f"AdamW: standard init still on the plateau at step {plateau_min_steps}",
+    [np.all(r[x <= plateau_min_steps] < bigram_ratio) for x, r, _ in adam_curves], glue_name="ig_plateau_200",
+    check=f"stored runs: c-hat/c* < {bigram_ratio:g} at every evaluation up to step {plateau_min_steps}", **stored_runs)
+guideline_claims.record_flags(
+    verified, counts, f"AdamW: standard init leaves the plateau within {long_steps} steps", np.isfinite(escape),
+    glue_name="ig_escape", check=f"stored runs: c-hat/c* above {bigram_ratio:g} from some evaluation to the end",
+    **stored_runs)
+guideline_claims.record_flags(
+    verified, counts, "plain SGD: standard init stays at the unigram point",
+    [np.all(r < bigram_ratio) for x, r, _ in sgd_curves], glue_name="ig_sgd_stays",
+    check=f"stored runs: c-hat/c* < {bigram_ratio:g} at every evaluation of {long_steps} SGD steps (lr {sgd_lr:g})",
+    **stored_runs)
 left = escape[np.isfinite(escape)]
 half_step = 1200  # an informative count (not a claim): how many runs left by this step of the stored runs
 glue("ig_escape_by_1200", formatting.fraction(int(np.sum(escape <= half_step)), n_long))
@@ -505,27 +352,10 @@ print(f"AdamW escape steps (evaluations every {cfg_long['adamw']['eval_every']} 
       f"last {left.max():.0f}; by step {half_step}: {formatting.fraction(int(np.sum(escape <= half_step)), n_long)} runs")
 
 # %%
-fig, (ax, bx) = plt.subplots(1, 2, figsize=(12.5, 3.9), gridspec_kw={"width_ratios": [1.4, 1]})
-for runs, color, name in ((adam_curves, "tab:blue", "AdamW"), (sgd_curves, plotting.NEUTRAL, f"SGD lr {sgd_lr:g}")):
-    for k, (x, r, _) in enumerate(runs):
-        ax.plot(x, r, color=color, lw=0.9, alpha=0.7, label=f"{name} ({n_long} stored runs)" if k == 0 else None)
-ax.axhline(1, color=plotting.GLOBAL, ls="--", lw=1.2, label="bigram (global minimum)")
-ax.axhline(0, color=plotting.LOCAL, ls=":", lw=1.4, label="unigram (bad local minimum)")
-ax.axhline(bigram_ratio, color=plotting.NEUTRAL, ls="-.", lw=0.7)
-ax.set_xlabel("iteration")
-ax.set_ylabel(r"$\hat c / c^*$")
-ax.set_title(f"Standard init, p = {plateau_p:g}, q = {plateau_q:g}, context {length}: a plateau for AdamW")
-ax.legend(loc="center right", fontsize=8)
-t_grid = np.arange(0, long_steps + 1, cfg_long["adamw"]["eval_every"])
-n_left = np.array([(escape <= t).sum() for t in t_grid])
-lo, hi = inference.wilson_interval(n_left, np.full(n_left.shape, n_long))
-bx.step(t_grid, n_left / n_long, where="post", color="tab:blue", label="AdamW: fraction at the bigram")
-bx.fill_between(t_grid, lo, hi, step="post", color="tab:blue", alpha=0.2, lw=0, label="95 % Wilson interval")
-bx.set_ylim(-0.02, 1.02)
-bx.set_xlabel("iteration")
-bx.set_ylabel("fraction of runs that left the plateau")
-bx.set_title("Escape time varies by seed (stored runs)")
-bx.legend(loc="upper left", fontsize=8)
+guideline_drawings.plateau(
+    {"AdamW": ("tab:blue", adam_curves), f"SGD lr {sgd_lr:g}": (plotting.NEUTRAL, sgd_curves)}, escape, long_steps,
+    cfg_long["adamw"]["eval_every"], level=bigram_ratio,
+    title=f"Standard init, p = {plateau_p:g}, q = {plateau_q:g}, context {length}: a plateau for AdamW")
 plt.show()
 
 # %% [markdown]
@@ -555,95 +385,23 @@ plt.show()
 # [the last section](#sec-ig-range)); the figure shows it.
 
 # %%
-T = {init: np.array([[guideline.first_above(*STORED[("grid", pp, qq, init, "adamw", s)][:2], bigram_ratio) for s in stored_seeds]
-                     for pp, qq in cells]) for init in ("standard", "guideline")}
-n_grid = len(stored_seeds)
-below = [c for c in cells if sum(c) < 1]
-above = [c for c in cells if sum(c) > 1]
-above_in = [c for c in above if c[0] <= c[1]]  # the guideline claims' range (p <= q, see Range)
-glue("ig_grid_point", f"({stored_guide['e']:g}, {stored_guide['w']:g})")
-glue("ig_grid_runs", f"{n_grid}")
-GRID_CLAIMS = [  # (glue name, claim, initialization, cells, per-run flag from T's row of the standard and guideline runs)
-    ("ig_grid_std_below", f"standard init at the bigram by step {fast_steps} (p + q < 1)", "standard", below,
-     lambda ts, tg: ts <= fast_steps),
-    ("ig_grid_std_above", f"standard init not at the bigram by step {fast_steps} (p + q > 1, a plateau)", "standard",
-     above, lambda ts, tg: ts > fast_steps),
-    ("ig_grid_guide_below", f"guideline init at the bigram within {grid_steps} steps (p + q < 1)", "guideline", below,
-     lambda ts, tg: np.isfinite(tg)),
-    ("ig_grid_guide_above", f"guideline init at the bigram within {grid_steps} steps (p + q > 1, p <= q)", "guideline",
-     above_in, lambda ts, tg: np.isfinite(tg)),
-    ("ig_grid_before", "guideline init at the bigram before the standard one (p + q > 1, p <= q)", "both", above_in,
-     lambda ts, tg: tg < ts),
-]
+T = guideline_claims.grid_times(STORED, cells, stored_seeds, bigram_ratio)
+below, above = [c for c in cells if sum(c) < 1], [c for c in cells if sum(c) > 1]
+print(f"steps to the bigram predictor, median over {len(stored_seeds)} stored runs per chain (standard, guideline): "
+      + "; ".join(f"({pp:g}, {qq:g}) {np.median(T['standard'][c]):.0f}, {np.median(T['guideline'][c]):.0f}"
+                  for c, (pp, qq) in enumerate(cells)))
 
 # %% tags=["hide-input"]
-cell_counts = {}  # (glue name, cell) -> (k, n, family)
-for name, text, init, cell_set, flag in GRID_CLAIMS:
-    ks = []
-    for pp, qq in cell_set:
-        c = cells.index((pp, qq))
-        claim = (f"phase diagram ({pp:g}, {qq:g}): {text}")
-        flags = np.asarray(flag(T["standard"][c], T["guideline"][c]), dtype=bool).ravel()
-        counts[claim] = (int(flags.sum()), flags.size, len(cell_set))
-        count_text = glue(f"{name}_{c}", formatting.fraction(counts[claim][0], flags.size))
-        print(f"{claim}: {count_text} runs")
-        verified.record_count(claim, counts[claim][0], flags.size, rate=rate, check=(f"stored runs of this chain; one count per chain, Bonferroni over the {len(cell_set)} chains"
-              + ("; same seed, never counts as infinitely late" if init == "both" else "")), kind="stored data",
-                              unit="runs", family=len(cell_set))
-        cell_counts[name, (pp, qq)] = (int(np.sum(flags)), flags.size, len(cell_set))
-        ks.append(int(np.sum(flags)))
-    glue(name, f"at least {formatting.fraction(min(ks), n_grid)} runs in each of the {len(cell_set)} chains")
+glue("ig_grid_point", f"({stored_guide['e']:g}, {stored_guide['w']:g})")
+glue("ig_grid_runs", f"{len(stored_seeds)}")
+cell_counts = guideline_claims.record_grid(verified, counts, T, cells, fast_steps=fast_steps, grid_steps=grid_steps,
+                                           rate=rate)
 
 # %%
-rows = list(cell_counts)
-k_arr = np.array([cell_counts[r][0] for r in rows])
-n_arr = np.array([cell_counts[r][1] for r in rows])
-fam = np.array([cell_counts[r][2] for r in rows])
-lo, hi = np.array([inference.wilson_interval(k, n, inference.wilson_lower_z(0.05, int(f)))
-                   for k, n, f in zip(k_arr, n_arr, fam)]).T
-
-# %%
-n_vals = len(manifest["grid_values"])
-values = [float(v) for v in manifest["grid_values"]]
-fig, axes = plt.subplots(1, 3, figsize=(15.5, 4.6), gridspec_kw={"width_ratios": [1, 1, 1.15]}, layout="constrained")
-for ax, init in zip(axes[:2], ("standard", "guideline")):
-    M = np.full((n_vals, n_vals), np.nan)
-    for c, (pp, qq) in enumerate(cells):
-        M[values.index(pp), values.index(qq)] = np.median(np.minimum(T[init][c], grid_steps))
-    im = ax.imshow(M, origin="lower", cmap="viridis_r", vmin=0, vmax=grid_steps,
-                   extent=[-0.5, n_vals - 0.5, -0.5, n_vals - 0.5])
-    for i in range(n_vals):
-        for j in range(n_vals):
-            if np.isnan(M[i, j]):
-                ax.text(j, i, "near\np+q=1", ha="center", va="center", fontsize=7)
-                continue
-            t = T[init][cells.index((values[i], values[j]))]
-            txt = (f"median {np.median(np.minimum(t, grid_steps)):.0f}\n"
-                   f"by {fast_steps}: {int(np.sum(t <= fast_steps))}/{t.size}\n"
-                   f"within {grid_steps}: {int(np.sum(np.isfinite(t)))}/{t.size}")
-            ax.text(j, i, txt, ha="center", va="center", fontsize=7, color="k" if M[i, j] < 0.6 * grid_steps else "w")
-    ax.plot([-0.5, n_vals - 0.5], [n_vals - 0.5, -0.5], color=plotting.NEUTRAL, ls="--", lw=1)
-    ax.set_xticks(range(n_vals), [f"{v:g}" for v in values])
-    ax.set_yticks(range(n_vals), [f"{v:g}" for v in values])
-    ax.set_xlabel("q = P(0 | 1)")
-    ax.set_ylabel("p = P(1 | 0)")
-    ax.set_title(f"{init} init: steps to bigram ({n_grid} stored runs per chain)", fontsize=10)
-    ax.grid(False)
-fig.colorbar(im, ax=axes[1], label=f"median steps until c-hat/c* > {bigram_ratio:g} for good", shrink=0.9)
-bx = axes[2]
-frac = k_arr / n_arr
-bx.errorbar(frac, np.arange(len(rows)), xerr=np.clip([frac - lo, hi - frac], 0, None), fmt="o", color=plotting.NEUTRAL,
-            capsize=3)
-bx.axvline(rate, color=plotting.NEUTRAL, ls="--", lw=0.8)
 short = {"ig_grid_std_below": f"std by {fast_steps}", "ig_grid_std_above": f"std not by {fast_steps}",
          "ig_grid_guide_below": "guide reaches", "ig_grid_guide_above": "guide reaches", "ig_grid_before": "guide first"}
-bx.set_yticks(range(len(rows)), [f"{short[name]} ({c[0]:g}, {c[1]:g}): {k}/{n}"
-                                 for (name, c), k, n in zip(rows, k_arr, n_arr)], fontsize=7)
-bx.invert_yaxis()
-bx.set_xlim(-0.02, 1.02)
-bx.set_xlabel("fraction of runs (Wilson interval, Bonferroni per claim)")
-bx.set_title("One count per chain and claim")
-fig.suptitle("How long training takes to reach the bigram predictor, over chains (stored runs; beyond the paper)")
+guideline_drawings.phase_diagram(T, cells, manifest["grid_values"], cell_counts, grid_steps=grid_steps,
+                                 fast_steps=fast_steps, level=bigram_ratio, rate=rate, short=short)
 plt.show()
 
 # %% [markdown]
@@ -736,37 +494,30 @@ trapped = ratio_s < bigram_ratio
 i_small, i_large = int(np.argmin(sigmas)), int(np.argmax(sigmas))
 
 # %% tags=["hide-input"]
-claim = (f"full model, smallest sigma ({sigmas[i_small]:g}): trapped (SGD)")
-flags = np.asarray(trapped[i_small], dtype=bool).ravel()
-counts[claim] = (int(flags.sum()), flags.size, 1)
-count_text = glue("ig_sigma_small", formatting.fraction(counts[claim][0], flags.size))
-print(f"{claim}: {count_text} seeds")
-verified.record_count(claim, counts[claim][0], flags.size, rate=rate, check=(f"SGD, c-hat/c* < {bigram_ratio:g} after {sigma_steps} steps"), kind="same code",
-                      unit="seeds", family=1)
-claim = (f"full model, largest sigma ({sigmas[i_large]:g}): escapes (SGD)")
-flags = np.asarray(~trapped[i_large], dtype=bool).ravel()
-counts[claim] = (int(flags.sum()), flags.size, 1)
-count_text = glue("ig_sigma_large", formatting.fraction(counts[claim][0], flags.size))
-print(f"{claim}: {count_text} seeds")
-_ = verified.record_count(claim, counts[claim][0], flags.size, rate=rate, check=(f"SGD, c-hat/c* >= {bigram_ratio:g} after {sigma_steps} steps"), kind="same code",
-                      unit="seeds", family=1)
+guideline_claims.record_flags(
+    verified, counts, f"full model, smallest sigma ({sigmas[i_small]:g}): trapped (SGD)", trapped[i_small],
+    glue_name="ig_sigma_small", rate=rate, check=f"SGD, c-hat/c* < {bigram_ratio:g} after {sigma_steps} steps",
+    kind="same code")
+_ = guideline_claims.record_flags(
+    verified, counts, f"full model, largest sigma ({sigmas[i_large]:g}): escapes (SGD)", ~trapped[i_large],
+    glue_name="ig_sigma_large", rate=rate, check=f"SGD, c-hat/c* >= {bigram_ratio:g} after {sigma_steps} steps",
+    kind="same code")
 
 # %% [markdown]
 # The canonical prediction: the same draws at every scale, each integrated to its end state, beside the energy rule:
 
 # %%
 FLOW_T_END = 5000.0  # integration time of each draw, as for the guideline points (draws near the saddle are slow)
-rng = np.random.default_rng(seed)
-z_e, z_w = rng.standard_normal(n_canonical), rng.standard_normal(n_canonical)
-r_ffn = 4 * d_model
-scalings = {"same": lambda s: (s, s), "norm-matched": lambda s: (s * np.sqrt(d_model), s * np.sqrt(r_ffn * d_model) / 2)}
-e_draw = np.concatenate([scalings[k](s)[0] * z_e for k in scalings for s in sigmas])
-w_draw = np.concatenate([scalings[k](s)[1] * z_w for k in scalings for s in sigmas])
-ends = flow_end(e_draw, w_draw, p, q, t_end=FLOW_T_END).reshape(len(scalings), len(sigmas), n_canonical)
-rule = np.asarray(predict_limit(e_draw, w_draw, p, q).outcome).reshape(ends.shape)
-resolved = ends != "unresolved"
-disagree = int(np.sum(((ends == "trapped") != (rule == "local_min")) & resolved))
-trap_int = (ends == "trapped").mean(axis=2)  # unresolved draws count as not trapped: a lower bound
+sigma_fine = np.geomspace(min(sigmas) / 2, max(sigmas) * 2, 25)  # the energy rule's fine curves, for the figure
+canon = guideline_canonical.canonical_trap(p, q, sigmas, n_canonical, d_model, seed=seed, t_end=FLOW_T_END,
+                                           fine=sigma_fine)
+ends, trap_int, unresolved = canon["ends"], canon["trap"], canon["unresolved"]
+# printed bound of the unresolved fraction, under the 1 % tolerance: the largest fraction measured over the Range
+# (8 chains at its edges, 8 scales from 0.02 to 0.4, both scalings, 4 seeds, 2000 draws) was 1.5e-3 for one scale and
+# scaling, 0 at the defaults
+UNRESOLVED_PRINT = 0.005
+print(f"canonical flow, trapped fraction over {len(sigmas)} scales x 2 scalings (integrated; unresolved draws "
+      f"{formatting.bound(unresolved, UNRESOLVED_PRINT)}): smallest {formatting.fixed(float(trap_int.min()), 2)}")
 
 # %% tags=["hide-input"]
 k_small = int(np.sum(ends[0, i_small] == "trapped"))
@@ -774,18 +525,9 @@ verified.record_count(f"canonical flow, smallest sigma ({sigmas[i_small]:g}): tr
                       check="RK4 integration of the gradient flow from N(0, sigma^2) draws to the end state",
                       kind="independent", unit="draws")
 glue("ig_canon_min", formatting.fixed(float(trap_int.min()), 2))
-unresolved = float(np.mean(~resolved))
-# printed bound of the unresolved fraction, under the 1 % tolerance: the largest fraction measured over the Range
-# (8 chains at its edges, 8 scales from 0.02 to 0.4, both scalings, 4 seeds, 2000 draws) was 1.5e-3 for one scale and
-# scaling, 0 at the defaults
-UNRESOLVED_PRINT = 0.005
-print(f"canonical flow, trapped fraction over {len(sigmas)} scales x 2 scalings (integrated; unresolved draws "
-      f"{formatting.bound(unresolved, UNRESOLVED_PRINT)}): smallest {formatting.fixed(float(trap_int.min()), 2)}")
 # P(trap) >= 1/2 at every sigma is a derived bound, not a fraction near 1/2: every draw with w0 > 0 is trapped
 # (Thm 2), and P(w0 > 0) = 1/2 exactly for a centred Gaussian. The integration checks the first half draw by draw.
-w_pos = np.broadcast_to((z_w > 0)[None, None, :], ends.shape)
-n_pos, k_pos = int(w_pos.sum()), int(np.sum((ends == "trapped") & w_pos))
-n_pos_global = int(np.sum((ends == "global") & w_pos))
+n_pos, k_pos, n_pos_global = canon["n_pos"], canon["k_pos"], canon["n_pos_global"]
 verified.record("canonical P(trap) >= P(w0 > 0) = 1/2 at every sigma: no draw with w0 > 0 reaches the global minimum "
                 "(Thm 2)", n_pos_global == 0 and k_pos >= 0.99 * n_pos,
                 check=f"RK4 integration to the end state of the draws with w0 > 0, {len(sigmas)} scales x 2 scalings; "
@@ -799,7 +541,7 @@ verified.record("canonical P(trap) >= P(w0 > 0) = 1/2 at every sigma: no draw wi
 z3 = inference.wilson_lower_z(0.05, 3)
 _, full_hi = inference.wilson_interval(int(trapped[i_large].sum()), sigma_seeds, z3)
 canon_lo = min(float(inference.wilson_interval(int(np.sum(ends[j, i_large] == "trapped")), n_canonical, z3)[0])
-               for j in range(len(scalings)))
+               for j in range(len(guideline_canonical.SCALINGS)))
 glue("ig_sigma_full_hi", formatting.fixed(float(full_hi), 2))
 glue("ig_sigma_canon_lo", formatting.fixed(canon_lo, 2))
 verified.record(f"full model, largest sigma ({sigmas[i_large]:g}): trap rate below the canonical trap rate",
@@ -811,36 +553,14 @@ verified.record(f"full model, largest sigma ({sigmas[i_large]:g}): trap rate bel
                          f"{formatting.fixed(canon_lo, 2)}",
                 tolerance="full-model upper end < canonical lower end", kind="same code")
 _ = verified.record("the energy rule (predict_limit) gives the integrated end state of every resolved draw",
-                    disagree == 0 and unresolved < 0.01,
+                    canon["disagree"] == 0 and unresolved < 0.01,
                     check=f"markovlib.markov.energy.predict_limit on the same {ends.size} draws",
-                    measured=f"{disagree} resolved draws disagree; unresolved {formatting.bound(unresolved, UNRESOLVED_PRINT)}",
+                    measured=f"{canon['disagree']} resolved draws disagree; unresolved {formatting.bound(unresolved, UNRESOLVED_PRINT)}",
                     tolerance="none disagree; unresolved under 1 %", kind="same code")
 
 # %%
-sigma_fine = np.geomspace(min(sigmas) / 2, max(sigmas) * 2, 25)
-# the energy rule (same code), for the fine curves of the figure
-canon_fine = {k: np.array([float(np.mean(np.asarray(predict_limit(f(s)[0] * z_e, f(s)[1] * z_w, p, q).outcome)
-                                         == "local_min")) for s in sigma_fine]) for k, f in scalings.items()}
-
-# %%
-fig, ax = plt.subplots(figsize=(6.6, 4.2))
-k_s = trapped.sum(axis=1)
-lo, hi = inference.wilson_interval(k_s, np.full(len(sigmas), sigma_seeds))
-frac_s = k_s / sigma_seeds
-ax.errorbar(sigmas, frac_s, yerr=np.clip([frac_s - lo, hi - frac_s], 0, None), fmt="o", color=plotting.NEUTRAL, capsize=3,
-            label=f"full model, SGD ({sigma_seeds} seeds per sigma, 95 % Wilson)")
-for j, (k, ls) in enumerate((("same", "-"), ("norm-matched", "--"))):
-    ax.plot(sigma_fine, canon_fine[k], color=plotting.LOCAL, lw=1.6, ls=ls,
-            label=r"canonical, $(e_0, w_0) \sim N(0, \sigma^2)$ (energy rule)" if k == "same"
-            else "canonical, norm-matched (energy rule)")
-    ax.plot(sigmas, trap_int[j], "x", color=plotting.LOCAL, ms=7, label="canonical, integrated" if j == 0 else None)
-ax.axhline(0.5, color=plotting.SADDLE, lw=1, ls=":", label=r"$\Pr(w_0 > 0) = 1/2$")
-ax.set_xscale("log")
-ax.set_ylim(-0.05, 1.05)
-ax.set_xlabel(r"initialization scale $\sigma$")
-ax.set_ylabel("probability of the unigram trap")
-ax.set_title(f"Trap probability under SGD, p = {p:g}, q = {q:g} (beyond the paper)")
-ax.legend(loc="lower left", fontsize=8)
+guideline_drawings.trap_probability(sigmas, trapped, canon, sigma_fine,
+                                    title=f"Trap probability under SGD, p = {p:g}, q = {q:g} (beyond the paper)")
 plt.show()
 
 # %% [markdown]
