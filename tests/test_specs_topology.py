@@ -19,7 +19,7 @@ def chapter_defaults(chapter):
     return {k: v for k, v in namespace.items() if not k.startswith("__")}
 
 
-CHAPTERS = ["topo_beyond_remarks"]
+CHAPTERS = ["topo_beyond_remarks", "topo_homology"]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -34,6 +34,10 @@ def test_defaults_pass(chapter):
     ("topo_beyond_remarks", dict(count_rate=1.0), "count_rate < 1"),
     ("topo_beyond_remarks", dict(bias_cases=[[3, 1, "+"]]), "bias_cases"),
     ("topo_beyond_remarks", dict(mc_cells=[["kaiming", 1, 1]]), "two widths"),
+    ("topo_homology", dict(c_abs=0.0), "c_abs > 0"),
+    ("topo_homology", dict(torus_c=[1.0, 3.0]), "max\\(torus_c\\) <= 2 min\\(torus_c\\)"),
+    ("topo_homology", dict(n_seeds=4), "n_seeds \\* len\\(train_dims\\) >= 10"),
+    ("topo_homology", dict(lr=0.0), "lr > 0"),
 ])
 def test_a_bad_value_names_its_condition(chapter, change, names):
     values = dict(chapter_defaults(chapter), **change)
