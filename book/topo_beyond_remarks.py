@@ -88,56 +88,9 @@ count_rate = 0.5  # fixed before the data: the one-sided Wilson lower end of eac
 pop_alpha = 0.001  # family-wise error of the population-loss Monte Carlo test (two-sided, Bonferroni over its 5 points)
 
 # %% tags=["hide-input"]
-import math
-
-from markovlib.book import params
-from markovlib.topology import appendix, homology
-
-
-def _bias_case_ok(d, e, signs):
-    """The stated range of an App. E case: d, e at most 2, spheres of total dimension at most 2, three neurons only
-    with d = e = 1."""
-    sphere_dim = sum(d if s_ == "+" else e - 1 for s_ in signs)  # dimension of the compact part
-    return d <= 2 and e <= 2 and sphere_dim <= 2 and not (len(signs) == 3 and d * e > 1)
-
-
-SPEC = params.declare(
-    seed=params.Int(0, why="seed of every random draw"),
-    bias_cases=homology.cases_rule("+-", _bias_case_ok, "d, e at most 2; spheres of total dimension at most 2; "
-                                   "three neurons only with d = e = 1", why="300 landmarks cover the sample"),
-    c_abs=params.Real(0.5, 2.0, why="the samples are scaled by 1/sqrt(c_abs): one set of thresholds serves"),
-    trunc=params.Real(0.05, 0.15, why="a contractible truncation of the free factors"),
-    n_landmarks=params.Int(300, why="sparser samples give noise bars near persist_min"),
-    raw_factor=params.Int(5, why="raw points per landmark"),
-    max_edge=params.Real(0.0, math.inf, closed=False, why="true features outlive it"),
-    persist_min=params.Real(0.0, math.inf, closed=False, why="below max_edge (below)"),
-    graph_radius=params.Real(0.4, 0.6, why="above the sample spacing, below the gaps"),
-    gd_bias_lr=params.Real(0.0, 0.01, closed=False, why="a small step, close to the flow"),
-    gd_bias_steps=params.Int(1, why="steps of the gradient descent with biases"),
-    order_factor=params.Real(1.0, 4.0, closed=False, why="first order: the drift falls 4 times within this factor"),
-    map_dims=params.Int(12, 30, why="the Xavier window opens at d = 12"),
-    l_grid_max=params.Int(1000, 100000, why="the exact map of widths (time budget)"),
-    l_asym=params.Int(10**5, 10**7, why="the stated range of the limits"),
-    mc_cells=appendix.mc_cells_rule(why="the rise-and-fall check compares widths; d l is the time budget"),
-    n_mc=params.Int(1000, why="Monte Carlo draws per cell"),
-    mc_alpha=params.Real(0.0, 0.5, closed=False, why="a family-wise error level"),
-    g_d=params.Int(2, 5, why="the stated range"),
-    g_e=params.Int(2, 3, why="several outputs, the stated range"),
-    g_c=params.Real(-1.0, -0.1, why="a pathological neuron, the stated range"),
-    g_draws=params.Int(10, why="counts need 10 draws"),
-    g_T=params.Real(40.0, 200.0, why="the stated range of horizons"),
-    g_data=params.Int(4000, why="sampling noise of the crossing time"),
-    g_lr=params.Real(0.0, 0.02, closed=False, why="a step close to the flow"),
-    time_tol=params.Real(0.0, 1.0, closed=False, why="a relative difference of times"),
-    count_rate=params.Real(0.5, 1.0, why="a rate in [0.5, 1) (below 1: below)"),
-    pop_alpha=params.Real(0.0, 0.05, closed=False, why="a family-wise error level"),
-    require=[
-        ("persist_min < max_edge", lambda v: v["persist_min"] < v["max_edge"], "a feature must fit in the filtration"),
-        ("count_rate < 1", lambda v: v["count_rate"] < 1, "a rate in [0.5, 1)"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("topo_beyond_remarks")
 globals().update(SPEC.check(globals()))
-count_family = 3  # not a parameter: the three counts over the same App. G draws recorded below (Bonferroni over them)
 SPEC.table()
 
 # %%
@@ -146,22 +99,20 @@ import itertools
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
-from gudhi.subsampling import choose_n_farthest_points
 from IPython.display import display
-from scipy import special, stats
 
 from markovlib.book import explorers, inference, plotting, widgets
 from markovlib.book.formatting import bound, fixed, fraction
 from markovlib.book.glue import glue
-from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.topology import components, invariant_set, shallow_relu
+from markovlib.topology import appendix, bias_checks, components, invariant_set, outputs_checks, remarks_drawings
 from markovlib.topology import drawings as topo_drawings
+from markovlib.topology import width_checks
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
+count_family = 3  # not a parameter: the three counts over the same App. G draws recorded below (Bonferroni over them)
 print("Prop. 6 (biases) for d = 1, e = 1, c = (+1, +1, -1):", invariant_set.poincare_polynomial(1, 1, [1.0, 1.0, -1.0], bias=True),
       "; without biases:", invariant_set.poincare_polynomial(1, 1, [1.0, 1.0, -1.0]))
 
@@ -243,19 +194,7 @@ print("Prop. 6 (biases) for d = 1, e = 1, c = (+1, +1, -1):", invariant_set.poin
 
 # %%
 b_rng = np.random.default_rng([seed, 1])
-ident_err, ident_scale, grad_err = 0.0, 0.0, 0.0
-for trial in range(10):
-    l_, d_, e_, n_ = 4, int(b_rng.integers(1, 4)), int(b_rng.integers(1, 3)), 40
-    X_, Y_ = b_rng.normal(size=(n_, d_)), b_rng.normal(size=(n_, e_))
-    shapes = ((l_, d_), (l_,), (e_, l_), (e_,))
-    ws = [b_rng.normal(size=s) for s in shapes]
-    tw = [torch.tensor(w, requires_grad=True) for w in ws]  # Independent reference: torch autograd
-    tl = 0.5 * ((torch.relu(torch.tensor(X_) @ tw[0].T + tw[1]) @ tw[2].T + tw[3] - torch.tensor(Y_)) ** 2).sum(1).mean()
-    tg = [g.numpy() for g in torch.autograd.grad(tl, tw)]
-    grad_err = max(grad_err, max(np.abs(a - b).max() for a, b in zip(tg, appendix.bias_mse_grads(*ws, X_, Y_))))
-    rate_with = (ws[0] * tg[0]).sum(1) + ws[1] * tg[1] - (ws[2] * tg[2]).sum(0)
-    ident_err = max(ident_err, np.abs(rate_with).max())
-    ident_scale = max(ident_scale, np.abs(ws[1] * tg[1]).max())  # the rate without the bias, up to the factor 2
+ident_err, ident_scale, grad_err = bias_checks.autograd_balance(b_rng, trials=10)  # torch autograd, 10 networks
 print(f"autograd at 10 random networks: w.g_w + b g_b - a.g_a {bound(ident_err, 1e-13)}; "
       f"largest |b g_b| (the rate without the bias, halved) {fixed(ident_scale, 2)}")
 print(f"the numpy gradient with biases vs autograd: {bound(grad_err, 1e-13)}")
@@ -275,12 +214,7 @@ _ = verified.record("numpy gradient of the network with biases = autograd", grad
 # without does not.
 
 # %%
-Xb = b_rng.normal(size=(200, 2))
-Yb = (np.maximum(Xb @ np.array([[1.0, -0.5], [-0.3, 1.0]]).T + np.array([0.5, -0.5]), 0) @ np.array([[1.0, -1.0]]).T
-      - 0.2)
-init_b = (b_rng.normal(size=(3, 2)), b_rng.normal(size=3), b_rng.normal(size=(1, 3)), np.zeros(1))
-
-
+init_b, Xb, Yb = bias_checks.teacher_problem(b_rng)
 bias_drift, nobias_change = appendix.bias_gd_balances(init_b, Xb, Yb, gd_bias_lr, gd_bias_steps)
 bias_drift4, nobias_change4 = appendix.bias_gd_balances(init_b, Xb, Yb, gd_bias_lr / 4, 4 * gd_bias_steps)
 drift_ratio = bias_drift4 / bias_drift
@@ -317,63 +251,37 @@ _ = glue("nobias_change", fixed(nobias_change4, 1))
 # without the bias. None of this uses Prop. 6 or Cor. 4: the counts are compared with them afterwards.
 
 # %%
-rng = np.random.default_rng(seed)
-scale = np.sqrt(c_abs)
-ph_ok, graph_ok, nobias_ok, worst_noise, worst_signal, rows = True, True, True, 0.0, np.inf, []
-max_res = 0.0
-print(f"{'d':>2}{'e':>3}  {'c':<6}{'Prop. 6':<14}{'gudhi (Rips)':<14}{'graph b0':>9}{'Cor. 4':>8}"
-      f"{'no bias: graph b0':>19}{'Cor. 1':>8}")
-for d_, e_, sg in bias_cases:
-    c = [c_abs if s == "+" else -c_abs for s in sg]
-    P = list(invariant_set.betti_numbers(d_, e_, c, bias=True))
-    top = (2 if len(c) == 1 else 1) if len(c) < 3 else 0   # b0..b2 for one neuron, b0, b1 for two, b0 for three
-    raw = homology.sample_invariant_set(d_, e_, c, raw_factor * n_landmarks, trunc * scale, rng, bias=True)
-    for k, ck in enumerate(c):  # every point on its quadric (the samples' own residual)
-        blk = raw[:, k * (d_ + 1 + e_):(k + 1) * (d_ + 1 + e_)]
-        max_res = max(max_res, np.abs((blk[:, :d_ + 1] ** 2).sum(1) - (blk[:, d_ + 1:] ** 2).sum(1) - ck).max())
-    raw = raw / scale
-    X = np.asarray(choose_n_farthest_points(points=raw, nb_points=n_landmarks, starting_point=0))
-    counts, noise, signal = homology.rips_betti(X, top, persist_min, max_edge)
-    b0_graph = homology.graph_components(raw, graph_radius)
-    raw_nobias = homology.sample_invariant_set(d_, e_, c, raw_factor * n_landmarks, trunc * scale, rng, bias=False)
-    b0_nobias = homology.graph_components(raw_nobias / scale, graph_radius)
-    want = (P + [0] * (top + 1))[: top + 1]
-    ph_ok &= counts == want
-    graph_ok &= b0_graph == invariant_set.n_components(d_, e_, c, bias=True) == P[0]
-    nobias_ok &= b0_nobias == invariant_set.n_components(d_, e_, c)
-    worst_noise, worst_signal = max(worst_noise, noise), min(worst_signal, signal)
-    rows.append((d_, e_, sg, P, counts, b0_graph, b0_nobias))
-    print(f"{d_:>2}{e_:>3}  {sg:<6}{str(P):<14}{str(counts):<14}{b0_graph:>9}{invariant_set.n_components(d_, e_, c, bias=True):>8}"
-          f"{b0_nobias:>19}{invariant_set.n_components(d_, e_, c):>8}")
-print(f"samples on their quadrics: {bound(max_res, 1e-10)}; longest noise bar < "
-      f"{fixed(np.ceil(worst_noise * 20) / 20, 2)}; shortest feature bar, cut at max_edge, > "
-      f"{fixed(np.floor(worst_signal * 20) / 20, 2)}; threshold {persist_min}")
+topo = bias_checks.sampled_topology(bias_cases, np.random.default_rng(seed), c_abs=c_abs, trunc=trunc,
+                                    n_landmarks=n_landmarks, raw_factor=raw_factor, persist_min=persist_min,
+                                    max_edge=max_edge, graph_radius=graph_radius)
+print(bias_checks.topology_table(topo["rows"]))
+noise_text, signal_text = fixed(np.ceil(topo["worst_noise"] * 20) / 20, 2), fixed(np.floor(topo["worst_signal"] * 20) / 20, 2)
+print(f"samples on their quadrics: {bound(topo['max_res'], 1e-10)}; longest noise bar < {noise_text}; shortest "
+      f"feature bar, cut at max_edge, > {signal_text}; threshold {persist_min}")
 
 # %% tags=["hide-input"]
-d1 = [r for r in rows if r[0] == 1 and "+" in r[2]]
-d1_text = "; ".join(f"d = 1, e = {r[1]}, signs {r[2]}: {r[6]} components without, {r[5]} with" for r in d1[:3])
-_ = verified.record("samples lie on H(c) (Newton projection)", max_res < 1e-9,
+rows, n_rows = topo["rows"], len(topo["rows"])
+d1_text = "; ".join(f"d = 1, e = {r[1]}, signs {r[2]}: {r[6]} components without, {r[5]} with"
+                    for r in [r for r in rows if r[0] == 1 and "+" in r[2]][:3])
+_ = verified.record("samples lie on H(c) (Newton projection)", topo["max_res"] < 1e-9,
                     check="residual of every neuron's equation at every raw point (points kept below 1e-10)",
-                    measured=bound(max_res, 1e-10), tolerance="1e-9", kind="identity")
-_ = verified.record("Prop. 6: Betti numbers of sampled H(c) with biases (gudhi)", ph_ok,
+                    measured=bound(topo["max_res"], 1e-10), tolerance="1e-9", kind="identity")
+_ = verified.record("Prop. 6: Betti numbers of sampled H(c) with biases (gudhi)", topo["ph_ok"],
                     check=f"Vietoris-Rips persistence on {n_landmarks} landmarks, {len(bias_cases)} cases (d, e, c) "
                           "with d, e <= 2, including d = 1",
-                    measured=f"{sum(r[4] == (r[3] + [0] * 3)[:len(r[4])] for r in rows)}/{len(rows)} cases equal",
+                    measured=f"{topo['ph_equal']}/{n_rows} cases equal",
                     tolerance=f"exact counts; bars longer than {persist_min}", kind="independent")
-_ = verified.record("persistence gap (features vs noise)", worst_noise < persist_min < worst_signal,
+_ = verified.record("persistence gap (features vs noise)", topo["worst_noise"] < persist_min < topo["worst_signal"],
                     check="longest bar below the threshold vs shortest bar above it, all cases",
-                    measured=f"noise < {fixed(np.ceil(worst_noise * 20) / 20, 2)}, features > "
-                             f"{fixed(np.floor(worst_signal * 20) / 20, 2)}",
+                    measured=f"noise < {noise_text}, features > {signal_text}",
                     tolerance=f"threshold {persist_min} between them", kind="independent")
 _ = verified.record("Cor. 4 (with biases) and Cor. 1 (without): components by a neighbour graph",
-                    graph_ok and nobias_ok,
+                    topo["graph_ok"] and topo["nobias_ok"],
                     check=f"components of the radius-{graph_radius} graph on {raw_factor * n_landmarks} raw points, "
                           "samples with and without the bias, vs n_components(..., bias=True / False)",
-                    measured=f"{sum(r[5] == r[3][0] for r in rows)}/{len(rows)} with, "
-                             f"{sum(r[6] == invariant_set.n_components(r[0], r[1], [1.0 if s == '+' else -1.0 for s in r[2]]) for r in rows)}"
-                             f"/{len(rows)} without",
+                    measured=f"{topo['graph_with']}/{n_rows} with, {topo['graph_without']}/{n_rows} without",
                     tolerance="exact", kind="independent")
-_ = glue("ph_cases", fraction(sum(r[4] == (r[3] + [0] * 3)[:len(r[4])] for r in rows), len(rows)))
+_ = glue("ph_cases", fraction(topo["ph_equal"], n_rows))
 _ = glue("d1_contrast", d1_text)
 
 # %% [markdown]
@@ -387,73 +295,27 @@ _ = glue("d1_contrast", d1_text)
 # function with biases is compared before and after.
 
 # %%
-eff_rng = np.random.default_rng([seed, 2])
-eff_ok, eff_fun, eff_rows = True, 0.0, []
-for l in (3, 4):
-    for lm in range(1, l + 1):
-        c = np.concatenate([-eff_rng.uniform(0.2, 1.0, lm), eff_rng.uniform(0.2, 1.0, l - lm)])
-        signs = list(itertools.product((-1, 1), repeat=lm))
-        rel = {}
-        for s in signs:
-            sets = []
-            for probe in range(4):
-                reach, ferr, _ = components.reached_components(c, s, probe, eff_rng, bias=True)
-                sets.append(reach)
-                eff_fun = max(eff_fun, ferr)
-            rel[s] = set.intersection(*sets)
-        classes = {frozenset(v) for v in rel.values()}
-        sums_ok = all(len({sum(s) for s in cl}) == 1 for cl in classes)
-        eff_ok &= sums_ok and len(classes) == invariant_set.n_effective_components(1, 1, c, bias=True)
-        eff_rows.append((l, lm, len(classes), invariant_set.n_effective_components(1, 1, c, bias=True),
-                         invariant_set.n_effective_components(1, 1, c)))
+eff_rows = components.enumerate_effective((3, 4), 4, np.random.default_rng([seed, 2]), bias=True)  # 4 probes each
+eff_want = [invariant_set.n_effective_components(1, 1, r["c"], bias=True) for r in eff_rows]
+eff_ok = all(r["sums_ok"] and r["classes"] == w for r, w in zip(eff_rows, eff_want))
+eff_fun = max(r["fun_err"] for r in eff_rows)
 print(f"{'l':>2}{'l-':>4}{'enumerated classes':>20}{'bias=True':>11}{'bias=False (d = 1)':>20}")
-for r in eff_rows:
-    print(f"{r[0]:>2}{r[1]:>4}{r[2]:>20}{r[3]:>11}{r[4]:>20}")
+for r, w in zip(eff_rows, eff_want):
+    print(f"{r['l']:>2}{r['lm']:>4}{r['classes']:>20}{w:>11}{invariant_set.n_effective_components(1, 1, r['c']):>20}")
 print("network function with biases unchanged by every permutation + rescaling:", bound(eff_fun, 1e-12))
 
 # %% tags=["hide-input"]
 _ = verified.record("effective components with biases at d = 1: l- + 1", eff_ok and eff_fun < 1e-12,
                     check="enumeration of permutations + Prop. 4 rescalings of [W1 | b1], l in (3, 4), every l-",
-                    measured=f"{sum(r[2] == r[3] for r in eff_rows)}/{len(eff_rows)} cases; function {bound(eff_fun, 1e-12)}",
+                    measured=f"{sum(r['classes'] == w for r, w in zip(eff_rows, eff_want))}/{len(eff_rows)} cases; function "
+                             f"{bound(eff_fun, 1e-12)}",
                     tolerance="exact; 1e-12", kind="independent")
 
 # %% [markdown]
 # One neuron with one input and one output, without and with the bias:
 
 # %%
-fig = plt.figure(figsize=(13, 4.4), layout="constrained")
-ax = fig.add_subplot(1, 3, 1)
-ww = np.linspace(-2, 2, 401)
-for cc, col, name in ((c_abs, plotting.GLOBAL, "$c > 0$"), (-c_abs, plotting.LOCAL, "$c < 0$")):
-    for sgn_ in (1, -1):
-        if cc > 0:
-            aa = np.linspace(-2, 2, 201)
-            ax.plot(sgn_ * np.sqrt(cc + aa**2), aa, color=col, label=name if sgn_ == 1 else None)
-        else:
-            ax.plot(ww, sgn_ * np.sqrt(-cc + ww**2), color=col, label=name if sgn_ == 1 else None)
-ax.set_xlabel("$w$")
-ax.set_ylabel("$a$")
-ax.set_title("no bias, d = e = 1: two pieces each")
-ax.legend()
-for j, cc in enumerate((c_abs, -c_abs)):
-    ax = fig.add_subplot(1, 3, 2 + j, projection="3d")
-    phi = np.linspace(0, 2 * np.pi, 61)
-    if cc > 0:
-        A_, Phi = np.meshgrid(np.linspace(-1.5, 1.5, 31), phi)
-        r = np.sqrt(cc + A_**2)
-        ax.plot_surface(r * np.cos(Phi), r * np.sin(Phi), A_, color=plotting.GLOBAL, alpha=0.5, linewidth=0)
-        ax.set_title("bias, $c > 0$: one piece, $S^1\\times\\mathbb{R}$")
-    else:
-        Rr, Phi = np.meshgrid(np.linspace(0, 1.5, 21), phi)
-        for sgn_ in (1, -1):
-            ax.plot_surface(Rr * np.cos(Phi), Rr * np.sin(Phi), sgn_ * np.sqrt(-cc + Rr**2), color=plotting.LOCAL,
-                            alpha=0.5, linewidth=0)
-        ax.set_title("bias, $c < 0$: two pieces, $S^0\\times\\mathbb{R}^2$")
-    ax.set_xlabel("$w$")
-    ax.set_ylabel("$b$")
-    ax.set_zlabel("$a$")
-fig.suptitle(f"One neuron with one input and one output, |c| = {c_abs}: the bias joins the input weights "
-             "(the paper's Fig. 2a, with and without biases)")
+remarks_drawings.draw_one_neuron(c_abs)
 plt.show()
 
 # %% [markdown]
@@ -519,14 +381,9 @@ plt.show()
 # and Monte Carlo draws of the Gaussian weights in the `mc_cells`, without the formula.
 
 # %%
-ls_all = np.unique(np.concatenate([np.arange(1, l_grid_max + 1), np.round(np.logspace(0, np.log10(l_asym), 200))]))
-closed = {  # this chapter's closed forms (topo-prop-f-closed), written without markovlib, as 1 - exp(log(1 - P))
-    ("kaiming", 1): -np.expm1(ls_all * np.log1p(-2 / np.pi * np.arctan(ls_all ** -0.5))),
-    ("kaiming", 2): -np.expm1(-ls_all / 2 * np.log1p(2 / ls_all)),
-    ("xavier", 1): -np.expm1(ls_all * np.log(0.5)),
-    ("xavier", 2): -np.expm1(ls_all / 2 * np.log((ls_all + 1) / (2 * ls_all + 3))),
-}
-closed_err = max(np.abs(cf - invariant_set.obstruction_probability(d_, ls_all.astype(int), s_)).max() for (s_, d_), cf in closed.items())
+ls_all = width_checks.widths(l_grid_max, l_asym)  # every l <= l_grid_max and a log grid to l_asym
+closed_err = max(np.abs(cf - invariant_set.obstruction_probability(d_, ls_all.astype(int), s_)).max()
+                 for (s_, d_), cf in width_checks.closed_forms(ls_all).items())  # the closed forms, without markovlib
 print(f"closed forms (Kaiming and Xavier, d = 1, 2) vs obstruction_probability, {ls_all.size} widths up to "
       f"{l_asym:.0e}: {bound(closed_err, 1e-12)}")
 
@@ -540,92 +397,60 @@ _ = glue("closed_err", bound(closed_err, 1e-12))
 # The limits at large width, at `l_asym`, with the next-order terms of the proof as tolerances:
 
 # %%
-L = float(l_asym)
-P_k1 = invariant_set.obstruction_probability(1, ls_all.astype(int), "kaiming")
-k1_bound = np.exp(-(2 / np.pi) * (np.sqrt(ls_all) - 1 / (3 * np.sqrt(ls_all))))   # (1 - p)^l <= exp(-l p)
-k1_ok = bool(np.all(1 - P_k1 <= k1_bound + 1e-15))
-k1_ratio = -(L * np.log1p(-2 / np.pi * np.arctan(L ** -0.5))) / (2 * np.sqrt(L) / np.pi)
-k2_scaled = L * (1 - np.exp(-1) - invariant_set.obstruction_probability(2, l_asym, "kaiming"))
-k2_err = abs(k2_scaled - np.exp(-1))
-kd_rows, kd_ok = [], True
-for d_ in (3, 4, 5, 10):
-    C_d = special.gamma((d_ + 1) / 2) / (np.sqrt(np.pi) * special.gamma(d_ / 2 + 1))
-    lead = C_d * d_ ** (d_ / 2) * L ** (1 - d_ / 2)
-    ratio = invariant_set.obstruction_probability(d_, l_asym, "kaiming") / lead
-    A_d = d_**2 * (d_ + 1) / (2 * (d_ + 2))
-    tol_d = 2 * (A_d / L + lead / 2)   # twice the next-order terms of the proof
-    kd_ok &= abs(ratio - 1) < tol_d
-    kd_rows.append((d_, ratio, tol_d))
-print(f"Kaiming d = 1: 1 - P <= exp(-(2/pi)(sqrt l - 1/(3 sqrt l))) at every width: {k1_ok}; "
-      f"-log(1 - P) / (2 sqrt(l) / pi) at l = {l_asym:.0e}: {fixed(k1_ratio, 3)}")
-print(f"Kaiming d = 2: l (1 - 1/e - P) at l = {l_asym:.0e}: {fixed(k2_scaled, 5)} (1/e = {fixed(np.exp(-1), 5)})")
-for d_, ratio, tol_d in kd_rows:
+K = width_checks.kaiming_limits(ls_all, l_asym)
+print(f"Kaiming d = 1: 1 - P <= exp(-(2/pi)(sqrt l - 1/(3 sqrt l))) at every width: {K['k1_ok']}; "
+      f"-log(1 - P) / (2 sqrt(l) / pi) at l = {l_asym:.0e}: {fixed(K['k1_ratio'], 3)}")
+print(f"Kaiming d = 2: l (1 - 1/e - P) at l = {l_asym:.0e}: {fixed(K['k2_scaled'], 5)} (1/e = {fixed(np.exp(-1), 5)})")
+for d_, ratio, tol_d in K["kd_rows"]:
     print(f"Kaiming d = {d_}: P / (C_d d^(d/2) l^(1 - d/2)) at l = {l_asym:.0e}: {fixed(ratio, 6)} "
           f"(next-order tolerance {tol_d:.1e})")
 
 # %% tags=["hide-input"]
-_ = verified.record("Prop. (limits) 1: Kaiming, d = 1, P -> 1", k1_ok and abs(k1_ratio - 1) < 1 / np.sqrt(L),
+_ = verified.record("Prop. (limits) 1: Kaiming, d = 1, P -> 1", K["k1_ok"] and abs(K["k1_ratio"] - 1) < 1 / np.sqrt(l_asym),
                     check=f"obstruction_probability vs the bound exp(-l p) of the proof, every width; the closed form's "
                           f"rate at l = {l_asym:.0e}",
-                    measured=f"-log(1 - P) / (2 sqrt(l) / pi) = {fixed(k1_ratio, 3)}",
+                    measured=f"-log(1 - P) / (2 sqrt(l) / pi) = {fixed(K['k1_ratio'], 3)}",
                     tolerance="bound at every width; rate within 1/sqrt(l) of 1", kind="independent")
-_ = verified.record("Prop. (limits) 2: Kaiming, d = 2, P -> 1 - 1/e from below", k2_err < 2 / L and k2_scaled > 0,
+_ = verified.record("Prop. (limits) 2: Kaiming, d = 2, P -> 1 - 1/e from below", abs(K["k2_scaled"] - np.exp(-1)) < 2 / l_asym and K["k2_scaled"] > 0,
                     check=f"l (1 - 1/e - P) at l = {l_asym:.0e} from obstruction_probability vs 1/e",
-                    measured=f"{fixed(k2_scaled, 5)}", tolerance=f"1/e within 2/l", kind="independent")
-_ = verified.record("Prop. (limits) 3: Kaiming, d >= 3, P ~ C_d d^(d/2) l^(1 - d/2) -> 0", kd_ok,
+                    measured=f"{fixed(K['k2_scaled'], 5)}", tolerance=f"1/e within 2/l", kind="independent")
+_ = verified.record("Prop. (limits) 3: Kaiming, d >= 3, P ~ C_d d^(d/2) l^(1 - d/2) -> 0", K["kd_ok"],
                     check=f"obstruction_probability / leading term at l = {l_asym:.0e}, d in (3, 4, 5, 10)",
-                    measured="largest |ratio - 1| " + fixed(max(abs(r - 1) for _, r, _ in kd_rows), 4),
+                    measured="largest |ratio - 1| " + fixed(max(abs(r - 1) for _, r, _ in K["kd_rows"]), 4),
                     tolerance="twice the next-order terms of the proof, per d", kind="independent")
-_ = glue("kd2_limit", fixed(k2_scaled, 5))
+_ = glue("kd2_limit", fixed(K["k2_scaled"], 5))
 
 # %% [markdown]
 # Xavier: the lower bound $1 - (1 - p_\infty)^l$, the width where $P$ passes $1/2$, and $d = 10$ at every width
 # (`appendix.log_survival` gives $\log(1 - P)$, which does not round to 0):
 
 # %%
-dims = np.arange(1, map_dims + 1)
-p_inf = special.betainc(dims / 2, 0.5, 0.5)   # I_{1/2}(d/2, 1/2) = P(Z^2 > chi2_d)
-x_bound_ok, x_half = True, {}
-for d_ in dims:
-    Px = invariant_set.obstruction_probability(int(d_), ls_all.astype(int), "xavier")
-    x_bound_ok &= bool(np.all(Px >= -np.expm1(ls_all * np.log1p(-p_inf[d_ - 1])) - 1e-12))
-    l_b = int(np.ceil(np.log(2) / p_inf[d_ - 1]))
-    x_half[int(d_)] = (l_b, invariant_set.obstruction_probability(int(d_), l_b, "xavier"))
-x_half_ok = all(P_ >= 0.5 for _, P_ in x_half.values())
-x_inf = invariant_set.obstruction_probability(dims, l_asym, "xavier")
-x10 = invariant_set.obstruction_probability(10, np.arange(1, l_grid_max + 1), "xavier")
-x10_log_steps = np.diff(appendix.log_survival(10, np.arange(1, l_grid_max + 1, dtype=float), "xavier"))  # < 0: P rises
-x10_rising = bool(np.all(np.diff(x10) >= 0) and np.all(x10_log_steps < 0))
-# independent route: F(1, d) is the square of Student's t with d degrees of freedom, so p = 2 P[T_d > sqrt(x)]
-l10 = np.arange(1, l_grid_max + 1, dtype=float)
-x10_t_log = l10 * np.log1p(-2 * stats.t.sf(np.sqrt(10 * (l10 + 1) / (10 + l10)), 10))
-x10_t_err = float(np.max(np.abs(x10 - -np.expm1(x10_t_log))))
-x10_t_rising = bool(np.all(np.diff(x10_t_log) < 0))
-x10_ok = x10_t_err < 1e-12 and x10_rising and x10_t_rising
+X = width_checks.xavier_limits(map_dims, ls_all, l_asym, l_grid_max)
+x10 = X["x10"]  # Xavier, d = 10, at every l <= l_grid_max
 
 # %% [markdown]
 # The bound at every width, the width where $P$ passes $1/2$, and $d = 10$:
 
 # %%
 show_d = [d_ for d_ in (10, 20, 30) if d_ <= map_dims]
-half_text = ", ".join(f"l = {x_half[d_][0]} at d = {d_}" for d_ in show_d)
-print(f"Xavier: P >= 1 - (1 - p_inf)^l at every width and every d <= {map_dims}: {x_bound_ok}; "
-      f"P at l = ln 2 / p_inf is at least 1/2 for every d: {x_half_ok} ({half_text})")
-print(f"Xavier at l = {l_asym:.0e}: smallest P over d <= {map_dims} is {fixed(x_inf.min(), 3)}")
+half_text = ", ".join(f"l = {X['half'][d_][0]} at d = {d_}" for d_ in show_d)
+print(f"Xavier: P >= 1 - (1 - p_inf)^l at every width and every d <= {map_dims}: {X['bound_ok']}; "
+      f"P at l = ln 2 / p_inf is at least 1/2 for every d: {X['half_ok']} ({half_text})")
+print(f"Xavier at l = {l_asym:.0e}: smallest P over d <= {map_dims} is {fixed(X['inf'].min(), 3)}")
 print(f"Xavier, d = 10: P = {fixed(x10[0], 4)} at l = 1, {fixed(x10[99], 4)} at l = 100; rising at every width up "
-      f"to {l_grid_max}: {x10_rising}")
+      f"to {l_grid_max}: {X['x10_rising']}")
 
 # %% tags=["hide-input"]
-_ = verified.record("Prop. (limits) 4: Xavier, every d, P >= 1 - (1 - p_inf)^l -> 1", x_bound_ok and x_half_ok,
+_ = verified.record("Prop. (limits) 4: Xavier, every d, P >= 1 - (1 - p_inf)^l -> 1", X["bound_ok"] and X["half_ok"],
                     check=f"obstruction_probability vs the bound with p_inf = I_1/2(d/2, 1/2) (scipy), d <= {map_dims}, "
                           f"every width; P at l = ln 2 / p_inf",
-                    measured=f"smallest P at l = ln 2 / p_inf: {fixed(min(P_ for _, P_ in x_half.values()), 3)}; "
+                    measured=f"smallest P at l = ln 2 / p_inf: {fixed(min(P_ for _, P_ in X['half'].values()), 3)}; "
                              f"{half_text}", tolerance="the bound at every width; 1/2", kind="independent")
-_ = verified.record("Xavier at d = 10 rises with width at every l", x10_ok,
+_ = verified.record("Xavier at d = 10 rises with width at every l", X["x10_ok"],
                     check=f"obstruction_probability at every l <= {l_grid_max} vs P written with Student's t "
                           "(F(1, d) = t_d^2); its steps in log(1 - P) by both routes",
                     measured=f"P = {fixed(x10[0], 4)} at l = 1, {fixed(x10[99], 4)} at l = 100; error "
-                             f"{bound(x10_t_err, 1e-14)}; {int(np.sum(np.diff(x10_t_log) < 0))}/{x10_log_steps.size} "
+                             f"{bound(X['x10_t_err'], 1e-14)}; {int(np.sum(np.diff(X['x10_t_log']) < 0))}/{X['x10_log_steps'].size} "
                              "steps up (in log(1 - P), which does not round to 0)",
                     tolerance="1e-12; every step up", kind="independent")
 _ = glue("x10_l1", fixed(x10[0], 2))
@@ -640,32 +465,16 @@ _ = glue("x_half", half_text)
 # over: Kaiming falls for $d \ge 3$, and Xavier rises to 1.
 
 # %%
-l_map = np.arange(1, l_grid_max + 2, dtype=float)
-falls = {}  # (scheme, d) -> boolean array over l = 1..l_grid_max: P(l + 1) < P(l)
-for scheme in ("kaiming", "xavier"):
-    for d_ in dims:
-        falls[scheme, int(d_)] = np.diff(appendix.log_survival(d_, l_map, scheme)) > 0
-
+falls = width_checks.width_map(map_dims, l_grid_max)  # (scheme, d) -> P(l + 1) < P(l) for l = 1..l_grid_max
 
 # %% [markdown]
 # The shape of each row of the map (`appendix.boolean_runs`: the runs of widths where $P$ rises or falls):
 
 # %%
-shape = {key: [v for v, _, _ in appendix.boolean_runs(m)] for key, m in falls.items()}
-k_rise = [d_ for d_ in dims if shape["kaiming", d_] == [False]]
-k_peak = [d_ for d_ in dims if shape["kaiming", d_] == [False, True]]
-k_fall = [d_ for d_ in dims if shape["kaiming", d_] == [True]]
-x_rise = [d_ for d_ in dims if shape["xavier", d_] == [False]]
-x_window = [d_ for d_ in dims if shape["xavier", d_] == [False, True, False]]
-peak_at = {d_: appendix.boolean_runs(falls["kaiming", d_])[0][2] + 1 for d_ in k_peak}  # P is largest at this width
-window = {d_: appendix.boolean_runs(falls["xavier", d_])[1][1:] for d_ in x_window}      # P falls from l to l + 1 for l in this range
-k_frac = sum(int(falls["kaiming", d_].sum()) for d_ in dims)
-x_frac = sum(int(falls["xavier", d_].sum()) for d_ in dims)
-n_cells = len(dims) * l_grid_max
-shapes_ok = (len(k_rise) + len(k_peak) + len(k_fall) == len(dims) and len(x_rise) + len(x_window) == len(dims)
-             and k_rise == [1, 2] and min(k_peak + k_fall) == 3 and max(peak_at.values()) <= 3
-             and x_rise == list(range(1, min(x_window) if x_window else map_dims + 1)))
-print(f"Kaiming: P rises at every width for d in {[int(x) for x in k_rise]}; peaks at l = {sorted(set(peak_at.values()))} and falls "
+S = width_checks.map_shapes(falls)
+k_rise, k_peak, k_fall, x_rise, x_window, window = (S[k] for k in ("k_rise", "k_peak", "k_fall", "x_rise", "x_window", "window"))
+k_frac, x_frac, n_cells = S["k_frac"], S["x_frac"], S["n_cells"]
+print(f"Kaiming: P rises at every width for d in {[int(x) for x in k_rise]}; peaks at l = {sorted(set(S['peak_at'].values()))} and falls "
       f"after it for d in {k_peak[0]}..{k_peak[-1]}; falls at every width for d in {k_fall[0]}..{k_fall[-1]}")
 print(f"Xavier: P rises at every width for d in {x_rise[0]}..{x_rise[-1]}; for d in {x_window[0]}..{x_window[-1]} it "
       f"rises, falls on a window of widths, and rises again: "
@@ -674,14 +483,14 @@ print(f"steps l -> l + 1 at which P falls: Kaiming {fraction(k_frac, n_cells)}, 
       f"(d <= {map_dims}, l <= {l_grid_max})")
 
 # %% tags=["hide-input"]
-_ = verified.record("Sec. 7 'decreases rapidly with width': where P falls", shapes_ok,
+_ = verified.record("Sec. 7 'decreases rapidly with width': where P falls", S["shapes_ok"],
                     check=f"sign of P(l + 1) - P(l) for every d <= {map_dims}, l <= {l_grid_max} (scipy's F in log form)",
                     measured=f"falls at {fraction(k_frac, n_cells)} Kaiming steps, {fraction(x_frac, n_cells)} Xavier "
                              f"steps; Kaiming rises for d in {[int(x) for x in k_rise]}, Xavier for d <= {x_rise[-1]}",
                     tolerance="one shape per d, as in the remark", kind="independent")
 _ = glue("k_rise_dims", f"$d \\le {max(k_rise)}$")
 _ = glue("k_fall_from", f"$d \\ge {min(k_peak + k_fall)}$")
-_ = glue("k_peak_max", f"$l = {max(peak_at.values())}$")
+_ = glue("k_peak_max", f"$l = {max(S['peak_at'].values())}$")
 _ = glue("k_fall_all", f"$d \\ge {k_fall[0]}$")
 _ = glue("x_rise_dims", f"$d \\le {x_rise[-1]}$")
 _ = glue("x_window_dims", f"$d \\ge {x_window[0]}$")
@@ -702,19 +511,8 @@ _ = glue("pooled_rise_pct", f"{fixed(100 * (1 - (k_frac + x_frac) / (2 * n_cells
 # when the two intervals do not overlap.
 
 # %%
-mc_rng = np.random.default_rng([seed, 5])
 z_mc = inference.wilson_lower_z(mc_alpha / 2, family=len(mc_cells))
-mc = {}
-for scheme, d_, l_ in mc_cells:
-    sw2, sa2 = (2 / d_, 2 / l_) if scheme == "kaiming" else (2 / (d_ + l_), 2 / (l_ + 1))
-    k, chunk = 0, max(1, 2_000_000 // (l_ * d_))
-    for start in range(0, n_mc, chunk):
-        m = min(chunk, n_mc - start)
-        w = mc_rng.normal(scale=np.sqrt(sw2), size=(m, l_, d_))
-        a = mc_rng.normal(scale=np.sqrt(sa2), size=(m, l_))
-        k += int(np.sum(np.any(a**2 > (w**2).sum(-1), axis=1)))
-    lo, hi = wilson_interval(k, n_mc, z=z_mc)
-    mc[scheme, d_, l_] = (k, lo, hi, invariant_set.obstruction_probability(d_, l_, scheme))
+mc = width_checks.monte_carlo(mc_cells, n_mc, z_mc, np.random.default_rng([seed, 5]))  # Gaussian weights, no formula
 inside = sum(lo <= P_ <= hi for k, lo, hi, P_ in mc.values())
 print(f"{'scheme':>8}{'d':>4}{'l':>6}{'formula':>10}{'Monte Carlo':>14}  interval (z = {z_mc:.2f})")
 for (scheme, d_, l_), (k, lo, hi, P_) in mc.items():
@@ -724,15 +522,8 @@ for (scheme, d_, l_), (k, lo, hi, P_) in mc.items():
 # Between neighbouring widths of the same scheme and $d$, the direction that the Monte Carlo alone decides:
 
 # %%
-pairs, pairs_agree, pairs_decided = [], 0, 0
-for (s1, d1_, l1), v1 in mc.items():
-    for (s2, d2_, l2), v2 in mc.items():
-        if (s1, d1_) == (s2, d2_) and l1 < l2 and not any(s == s1 and dd == d1_ and l1 < ll < l2 for s, dd, ll in mc):
-            mc_dir = "rises" if v2[1] > v1[2] else "falls" if v2[2] < v1[1] else "undecided"
-            f_dir = "rises" if v2[3] > v1[3] else "falls"
-            pairs.append((s1, d1_, l1, l2, mc_dir, f_dir))
-            pairs_decided += mc_dir != "undecided"
-            pairs_agree += mc_dir == f_dir
+pairs = width_checks.mc_directions(mc)
+pairs_decided, pairs_agree = sum(p[4] != "undecided" for p in pairs), sum(p[4] == p[5] for p in pairs)
 for s_, d_, l1, l2, mc_dir, f_dir in pairs:
     print(f"{s_} d = {d_}, l = {l1} -> {l2}: Monte Carlo: {mc_dir}; formula: {f_dir}")
 
@@ -783,35 +574,7 @@ _ = glue("mc_pairs", "; ".join(f"{s_.capitalize()} at $d = {d_}$ {m_} from $l = 
 # ```
 
 # %%
-fig, axes = plt.subplots(2, 2, figsize=(13, 8.6), layout="constrained")
-l_plot = np.unique(np.round(np.logspace(0, np.log10(l_asym), 300)).astype(int))
-show_dims = [d_ for d_ in (1, 2, 3, 5, 10, 20) if d_ <= map_dims]
-cmap = plt.get_cmap("viridis")
-for col, scheme in enumerate(("kaiming", "xavier")):
-    ax = axes[0, col]
-    for i, d_ in enumerate(show_dims):
-        colour = cmap(i / max(1, len(show_dims) - 1))
-        ax.semilogx(l_plot, invariant_set.obstruction_probability(d_, l_plot, scheme), color=colour, label=f"d = {d_}")
-        cells = [(l_, v) for (s_, dd, l_), v in mc.items() if s_ == scheme and dd == d_]
-        for l_, (k, lo, hi, _) in cells:
-            ax.errorbar([l_], [k / n_mc], yerr=[[k / n_mc - lo], [hi - k / n_mc]], fmt="o", color=colour, ms=5, capsize=3)
-    if scheme == "kaiming":
-        ax.axhline(1 - np.exp(-1), color=plotting.NEUTRAL, ls="--", lw=1, label="$1 - 1/e$ (d = 2 limit)")
-    ax.axhline(1.0, color=plotting.NEUTRAL, ls=":", lw=1)
-    ax.set_xlabel("width l")
-    ax.set_ylabel("P[obstruction]")
-    ax.set_title(f"{scheme.capitalize()} normal: formula (lines), Monte Carlo (dots, family-wise intervals)")
-    ax.legend(fontsize=8, ncol=2)
-    ax = axes[1, col]
-    grid = np.array([falls[scheme, int(d_)] for d_ in dims])
-    ax.imshow(grid, aspect="auto", origin="lower", interpolation="nearest",
-              extent=(0.5, l_grid_max + 0.5, 0.5, map_dims + 0.5),
-              cmap=plt.matplotlib.colors.ListedColormap([plotting.LOCAL, plotting.GLOBAL]), vmin=0, vmax=1)
-    ax.set_xscale("log")
-    ax.set_xlabel("width l")
-    ax.set_ylabel("input dimension d")
-    ax.set_title(f"{scheme.capitalize()}: P falls from l to l + 1 (green) or rises (red)")
-fig.suptitle("Sec. 7 against App. F: the obstruction probability against the width (the paper's Fig. 5 as curves in l)")
+remarks_drawings.draw_width(mc, n_mc, falls, l_asym=l_asym, l_grid_max=l_grid_max)
 plt.show()
 
 # %% [markdown]
@@ -842,13 +605,10 @@ static.show()
 # The frames' values against App. F written with Student's t (scipy only):
 
 # %%
-# App. F by another route (scipy only): a / s_a over ||w|| / (sqrt(d) s_w) is Student-t with d degrees of freedom,
-# so p = 2 P[T > sqrt(arg)], arg = l (Kaiming) or d (l + 1) / (d + l) (Xavier), and P = 1 - (1 - p)^l
-ex_err = 0.0
+ex_err = 0.0  # App. F by another route (scipy's Student t only): F(1, d) = T_d^2
 for (d_, l_), out in zip(itertools.product(ex_dims, ex_widths), static.results):
-    for scheme, arg in (("kaiming", l_), ("xavier", d_ * (l_ + 1) / (d_ + l_))):
-        p_t = 2 * stats.t.sf(np.sqrt(arg), d_)
-        ref = -np.expm1(l_ * np.log1p(-p_t))
+    for scheme in ("kaiming", "xavier"):
+        ref = float(width_checks.student_t_probability(d_, l_, scheme))
         ex_err = max(ex_err, abs(out[scheme] - ref) / ref)
 print(f"{static.n_frames} frames; largest relative difference to the Student-t form {bound(ex_err, 1e-10)}")
 
@@ -858,7 +618,6 @@ _ = verified.record("explorer: every frame shows App. F's probability (Kaiming a
                     check="the frames' values vs 1 - (1 - 2 P[T_d > sqrt(arg)])^l with scipy's Student t, on the slider "
                           "grid (d in 1, 2, 3, 5, 10, 30; l in 1, 2, 5, 10, 100, 1000)",
                     measured=f"relative {bound(ex_err, 1e-10)}", tolerance="1e-8 (relative)")
-
 
 # %% [markdown]
 # Run this notebook in Jupyter to interact with the explorer: its sliders redraw the figure live. In the
@@ -927,22 +686,7 @@ _ = verified.record("explorer: every frame shows App. F's probability (Kaiming a
 
 # %%
 g_rng = np.random.default_rng([seed, 7])
-mc_z, ag_err = 0.0, 0.0  # the closed form against Monte Carlo, the gradient against autograd, at random points
-for _ in range(5):
-    u, v, w0, a0 = appendix.draw_construction(g_rng, g_d, g_e, g_c)
-    w0 = w0 + g_rng.normal(size=g_d)  # also points off the constructed family
-    xs = g_rng.normal(size=(200_000, g_d))
-    vals = 0.5 * ((np.maximum(xs @ w0, 0)[:, None] * a0 - np.maximum(xs @ u, 0)[:, None] * v) ** 2).sum(1)
-    mc_z = max(mc_z, abs(vals.mean() - appendix.population_loss(w0, a0, u, v)) / (vals.std() / np.sqrt(len(vals))))
-    # Independent reference: torch autograd of the closed form
-    tw, ta = torch.tensor(w0, requires_grad=True), torch.tensor(a0, requires_grad=True)
-    tu, tv = torch.tensor(u), torch.tensor(v)
-    nw = torch.linalg.norm(tw)
-    th = torch.arccos(torch.clamp(tw @ tu / nw, -1, 1))
-    tl = 0.25 * (ta @ ta) * nw**2 - (ta @ tv) * nw * (torch.sin(th) + (np.pi - th) * torch.cos(th)) / (2 * np.pi)
-    gw_t, ga_t = torch.autograd.grad(tl, (tw, ta))
-    gw, ga = appendix.population_grad(w0, a0, u, v)
-    ag_err = max(ag_err, np.abs(gw - gw_t.numpy()).max(), np.abs(ga - ga_t.numpy()).max())
+mc_z, ag_err = outputs_checks.population_check(g_rng, g_d, g_e, g_c, points=5, samples=200_000)
 z_pop = inference.wilson_lower_z(pop_alpha / 2, family=5)
 print(f"population loss: closed form vs Monte Carlo (2e5 samples, 5 points), largest |z| {fixed(mc_z, 1)} "
       f"(family-wise {pop_alpha:g} bound {fixed(z_pop, 2)}); gradient vs torch autograd {bound(ag_err, 1e-13)}")
@@ -955,35 +699,12 @@ _ = verified.record("population loss (arc-cosine kernel) = Monte Carlo", mc_z < 
 _ = verified.record("population gradient = autograd", ag_err < 1e-12, check="torch autograd of the closed form, 5 points",
                     measured=bound(ag_err, 1e-13), tolerance="1e-12", kind="independent")
 
-
 # %% [markdown]
 # The draws: for each, the flow with $e$ = `g_e` outputs and with one output (`appendix.population_flow`), on a grid
 # of 801 times, and the package's gradient descent on a sample of `g_data` points.
 
 # %%
-g_runs = []
-for i in range(g_draws):
-    u, v, w0, a0 = appendix.draw_construction(g_rng, g_d, g_e, g_c)
-    sol = appendix.population_flow(w0, a0, u, v, g_T)
-    sol1 = appendix.population_flow(w0, np.array([np.sqrt(w0 @ w0 - g_c)]), u, v[:1], g_T)  # one output, same c
-    tt = np.linspace(0, g_T, 801)
-    Z, Z1 = appendix.flow_at(sol, tt), appendix.flow_at(sol1, tt)
-    c_t = (Z[:g_d] ** 2).sum(0) - (Z[g_d:] ** 2).sum(0)
-    c1_t = (Z1[:g_d] ** 2).sum(0) - Z1[g_d] ** 2
-    t_down = sol.t_events[0]
-    rest = (sol.y_events[0][:, g_d + 1:] ** 2).sum(1) / (-g_c) if len(t_down) else np.array([])
-    loss1 = np.array([appendix.population_loss(Z1[:g_d, j], Z1[g_d:, j], u, v[:1]) for j in range(0, tt.size, 8)])
-    X = g_rng.normal(size=(g_data, g_d))
-    Y = np.maximum(X @ u, 0)[:, None] * v[None, :]
-    steps = int(round(g_T / g_lr))
-    gd = shallow_relu.gradient_descent(w0[None, :], a0[:, None], X, Y, lr=g_lr, steps=steps, save_every=1)
-    a1_gd = gd.W2_path[:, 0, 0]
-    gd_cross = np.flatnonzero((a1_gd[:-1] > 0) & (a1_gd[1:] <= 0))
-    g_runs.append(dict(u=u, v=v, tt=tt, Z=Z, Z1=Z1, t_down=t_down, n_up=len(sol.t_events[1]), rest=rest,
-                       off=len(sol.t_events[2]) > 0, off1=len(sol1.t_events[2]) > 0,
-                       drift=max(np.abs(c_t - g_c).max(), np.abs(c1_t - g_c).max()),
-                       min_a1_single=Z1[g_d].min(), loss1_margin=(loss1 / (v[0] ** 2 / 4)).min(),
-                       t_gd=(gd_cross[0] + 1) * g_lr if len(gd_cross) else np.nan, a1_gd=a1_gd[::10]))
+g_runs = outputs_checks.flow_runs(g_rng, g_draws, g_d, g_e, g_c, horizon=g_T, n_data=g_data, lr=g_lr)
 print(f"{len(g_runs)} draws integrated")
 
 # %% [markdown]
@@ -992,61 +713,49 @@ print(f"{len(g_runs)} draws integrated")
 # flow's time to {glue:text}`g_time`.
 
 # %%
-n_cross = sum(len(r["t_down"]) == 1 for r in g_runs)
-n_up = sum(r["n_up"] for r in g_runs)
-max_down = max(len(r["t_down"]) for r in g_runs)
-rest_min = min(r["rest"].min() for r in g_runs if len(r["rest"]))
-g_drift = max(r["drift"] for r in g_runs)
-n_keep = sum(r["min_a1_single"] > 0 for r in g_runs)
-n_off, n_off1 = sum(r["off"] for r in g_runs), sum(r["off1"] for r in g_runs)
-single_ratio = min(r["min_a1_single"] for r in g_runs) / np.sqrt(-g_c)
-loss_ratio = min(r["loss1_margin"] for r in g_runs)
-n_gd = sum(np.isfinite(r["t_gd"]) for r in g_runs)
-t_rel = max(abs(r["t_gd"] - r["t_down"][0]) / r["t_down"][0] for r in g_runs
-            if len(r["t_down"]) and np.isfinite(r["t_gd"]))
-t_range = (min(r["t_down"][0] for r in g_runs if len(r["t_down"])), max(r["t_down"][0] for r in g_runs if len(r["t_down"])))
+G = outputs_checks.summarize(g_runs, g_c)
+n_cross, n_keep, n_gd, rest_text = G["n_cross"], G["n_keep"], G["n_gd"], fixed(np.floor(G["rest_min"] * 100) / 100, 2)
 print(f"{g_draws} draws, d = {g_d}, e = {g_e}, c = {g_c}: a_1 crosses zero (downward) in {fraction(n_cross, g_draws)} "
-      f"flows, at t in [{fixed(t_range[0], 1)}, {fixed(t_range[1], 1)}]; upward crossings {n_up}; most crossings in "
-      f"one flow {max_down}")
-print(f"at the crossings, sum_(j >= 2) a_j^2 / (-c) >= {fixed(np.floor(rest_min * 100) / 100, 2)}; balance drift along "
-      f"the flows {bound(g_drift, 1e-8)}")
+      f"flows, at t in [{fixed(G['t_range'][0], 1)}, {fixed(G['t_range'][1], 1)}]; upward crossings {G['n_up']}; most "
+      f"crossings in one flow {G['max_down']}")
+print(f"at the crossings, sum_(j >= 2) a_j^2 / (-c) >= {rest_text}; balance drift along the flows {bound(G['drift'], 1e-8)}")
 print(f"one output, same draws: a_1 > 0 throughout in {fraction(n_keep, g_draws)}; min a_1 / sqrt(-c) "
-      f"{fixed(single_ratio, 4)}; min L / (v_1^2 / 4) {fixed(loss_ratio, 4)}; the neuron switched off (|w| = 1e-6) "
-      f"before t = {g_T:g} in {fraction(n_off1, g_draws)} (with e = {g_e}: {fraction(n_off, g_draws)})")
+      f"{fixed(G['single_ratio'], 4)}; min L / (v_1^2 / 4) {fixed(G['loss_ratio'], 4)}; the neuron switched off (|w| = 1e-6) "
+      f"before t = {g_T:g} in {fraction(G['n_off1'], g_draws)} (with e = {g_e}: {fraction(G['n_off'], g_draws)})")
 print(f"package gradient descent on {g_data} points, step {g_lr}: a_1 crosses in {fraction(n_gd, g_draws)} draws; "
-      f"crossing time vs the flow's, largest relative difference {fixed(t_rel, 2)}")
+      f"crossing time vs the flow's, largest relative difference {fixed(G['t_rel'], 2)}")
 
 # %% tags=["hide-input"]
 _ = verified.record_count("App. G, e > 1: a pathological neuron's a_1 changes sign along the flow", n_cross, g_draws,
                           rate=count_rate, unit="seeds", family=count_family, kind="independent",
                           check=f"scipy DOP853 population flows to t = {g_T:g}, zero events of a_1, d = {g_d}, e = {g_e}")
-_ = verified.record("Prop. (e > 1) 2: every crossing downward, at most one per flow", n_up == 0 and max_down <= 1,
+_ = verified.record("Prop. (e > 1) 2: every crossing downward, at most one per flow", G["n_up"] == 0 and G["max_down"] <= 1,
                     check="direction of the zero events of a_1, all flows",
-                    measured=f"{n_up} upward; most crossings in one flow {max_down}", tolerance="0 upward; at most 1 per flow",
+                    measured=f"{G['n_up']} upward; most crossings in one flow {G['max_down']}", tolerance="0 upward; at most 1 per flow",
                     kind="independent")
 _ = verified.record("Prop. (e > 1) 1: the other outputs carry -c at the crossing, balance conserved",
-                    rest_min >= 1 - 1e-6 and g_drift < 1e-7,
+                    G["rest_min"] >= 1 - 1e-6 and G["drift"] < 1e-7,
                     check="sum_(j >= 2) a_j^2 / (-c) at each crossing; max |c(t) - c| along the flows",
-                    measured=f"ratio {fixed(np.floor(rest_min * 100) / 100, 2)} or more; drift {bound(g_drift, 1e-8)}",
+                    measured=f"ratio {rest_text} or more; drift {bound(G['drift'], 1e-8)}",
                     tolerance="ratio 1 - 1e-6; drift 1e-7", kind="independent")
 _ = verified.record_count("App. G, e = 1: the same draws keep the sign of a_1", n_keep, g_draws, rate=count_rate,
                           unit="seeds", family=count_family, kind="independent",
                           check=f"the same flows with one output, a_1 on a grid of 801 times to t = {g_T:g}")
 _ = verified.record("Prop. (e > 1) 3: with one output a_1 >= sqrt(-c) and L >= v_1^2 / 4",
-                    single_ratio >= 1 - 1e-7 and loss_ratio >= 1 - 1e-7,
+                    G["single_ratio"] >= 1 - 1e-7 and G["loss_ratio"] >= 1 - 1e-7,
                     check="min over the one-output flows of a_1 / sqrt(-c) and of L / (v_1^2 / 4)",
-                    measured=f"{fixed(single_ratio, 4)} and {fixed(loss_ratio, 4)}", tolerance="1 - 1e-7 each",
+                    measured=f"{fixed(G['single_ratio'], 4)} and {fixed(G['loss_ratio'], 4)}", tolerance="1 - 1e-7 each",
                     kind="identity")
 _ = verified.record_count("package gradient descent on a sample also changes the sign", n_gd, g_draws,
                           rate=count_rate, unit="seeds", family=count_family, kind="same code",
                           check=f"shallow_relu.gradient_descent, {g_data} Gaussian points, step {g_lr}, {int(round(g_T / g_lr))} steps")
-_ = verified.record("sample GD crosses at the population flow's time", t_rel < time_tol,
+_ = verified.record("sample GD crosses at the population flow's time", G["t_rel"] < time_tol,
                     check="relative difference of the crossing times, every draw where both cross",
-                    measured=fixed(t_rel, 2), tolerance=f"{time_tol} (sampling noise and the step)", kind="independent")
+                    measured=fixed(G["t_rel"], 2), tolerance=f"{time_tol} (sampling noise and the step)", kind="independent")
 _ = glue("g_cross", fraction(n_cross, g_draws))
-_ = glue("g_rest", fixed(np.floor(rest_min * 100) / 100, 2))
+_ = glue("g_rest", rest_text)
 _ = glue("g_gd_cross", fraction(n_gd, g_draws))
-_ = glue("g_time", f"{fixed(100 * t_rel, 0)} %")
+_ = glue("g_time", f"{fixed(100 * G['t_rel'], 0)} %")
 _ = glue("g_keep", fraction(n_keep, g_draws))
 
 # %% [markdown]
@@ -1064,40 +773,12 @@ _ = glue("g_keep", fraction(n_keep, g_draws))
 # ```
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(13, 4.6), layout="constrained")
-rc = np.sqrt(-g_c)
-for i, r in enumerate(g_runs[:6]):
-    axes[0].plot(r["tt"], r["Z"][g_d], color=plotting.GLOBAL, lw=1.4, label=f"$a_1$, e = {g_e} (flow)" if i == 0 else None)
-    axes[0].plot(r["tt"], r["Z1"][g_d], color=plotting.LOCAL, lw=1.4, label="$a_1$, e = 1 (flow)" if i == 0 else None)
-    axes[0].plot(np.arange(r["a1_gd"].size) * 10 * g_lr, r["a1_gd"], ".", color=plotting.NEUTRAL, ms=2,
-                 label="$a_1$, e = %d (package GD on a sample)" % g_e if i == 0 else None)
-    axes[0].plot(r["t_down"], np.zeros_like(r["t_down"]), "kx", ms=8, label="zero event" if i == 0 else None)
-    axes[1].plot(r["Z"][g_d], r["Z"][g_d + 1], color=plotting.GLOBAL, lw=1.4)
-    axes[1].plot(r["Z"][g_d, 0], r["Z"][g_d + 1, 0], "o", color=plotting.GLOBAL, ms=4)
-for s_ in (1, -1):
-    axes[0].axhline(s_ * rc, color=plotting.NEUTRAL, ls=":", lw=1, label="$\\pm\\sqrt{-c}$" if s_ == 1 else None)
-axes[0].axhline(0, color="k", lw=0.6)
-axes[0].set_xscale("symlog", linthresh=1.0)
-axes[0].set_xlim(0, g_T)
-axes[0].set_xlabel("t (linear to 1, then logarithmic)")
-axes[0].set_ylabel("first output weight $a_1$")
-axes[0].set_title("one output: stuck above $\\sqrt{-c}$; several outputs: through 0")
-axes[0].legend(fontsize=8)
-phi = np.linspace(0, 2 * np.pi, 200)
-axes[1].fill(rc * np.cos(phi), rc * np.sin(phi), color=plotting.LOCAL, alpha=0.25, label="$\\|a\\|^2 < -c$: never entered")
-axes[1].axvline(0, color="k", lw=0.6)
-axes[1].axhline(0, color="k", lw=0.6)
-axes[1].set_aspect("equal")
-axes[1].set_xlabel("$a_1$")
-axes[1].set_ylabel("$a_2$")
-axes[1].set_title(f"output vectors (first two of e = {g_e}) go around the ball")
-axes[1].legend(fontsize=8, loc="lower right")
-fig.suptitle(f"App. G for several outputs: a pathological neuron (c = {g_c}) changes the sign of $a_1$")
+remarks_drawings.draw_outputs(g_runs, d=g_d, e=g_e, c=g_c, horizon=g_T, lr=g_lr)
 plt.show()
 
 # %% tags=["hide-input"]
-_ = record_results({"bias_cases": len(bias_cases), "bias_ph_match": ph_ok, "bias_graph_match": graph_ok and nobias_ok,
-                    "closed_form_error": closed_err, "kaiming_d2_scaled_gap": k2_scaled, "xavier_d10_l1": x10[0],
+_ = record_results({"bias_cases": len(bias_cases), "bias_ph_match": topo["ph_ok"], "bias_graph_match": topo["graph_ok"] and topo["nobias_ok"],
+                    "closed_form_error": closed_err, "kaiming_d2_scaled_gap": K["k2_scaled"], "xavier_d10_l1": x10[0],
                     "xavier_d10_l100": x10[99], "kaiming_fall_steps": k_frac, "xavier_fall_steps": x_frac,
                     "mc_cells_inside": inside, "g_crossings": n_cross, "g_single_kept": n_keep, "g_gd_crossings": n_gd,
                     **verified.summary()})

@@ -84,46 +84,8 @@ n_probes = 4  # points probed per component in the Thm 2 enumeration
 explorer_drift_tol = 0.05  # fixed before the data: largest balance drift along the trajectories of the explorer (step 0.01)
 
 # %% tags=["hide-input"]
-from markovlib.book import params
-from markovlib.topology import homology
-
-SPEC = params.declare(
-    seed=params.Int(0, why="seed of every random draw"),
-    cases=homology.cases_rule("+-0", lambda d, e, sg: d + e <= (4 if len(sg) == 1 else 3),
-                              "d + e at most 4 for one neuron, at most 3 for two or three",
-                              why="Rips complexes of larger samples are beyond the time budget"),
-    c_abs=params.Real(0.0, 100.0, why="the check is scale-free; at 0 every +/- neuron is a cone (vacuous); > 0 below"),
-    n_landmarks=params.Int(300, why="sparser landmarks blur the features"),
-    raw_factor=params.Int(5, why="raw points per landmark for farthest-point sampling"),
-    trunc=params.Real(0.0, 0.2, closed=False, why="at 0.3 and above the truncated +/- factors close the gap"),
-    cone_radius=params.Real(0.25, 1.0, why="the cone's radius sets the smallest feature scale"),
-    persist_min=params.Real(0.0, 1.0, closed=False, why="a fraction of the smallest feature radius"),
-    noise_factor=params.Real(1.0, 4.0, why="a multiple of the landmark spacing"),
-    edge_factor=params.Real(1.5, 3.0, why="features must outlive the threshold inside the filtration"),
-    torus_c=params.Pair(0.0, 100.0, closed=False, why="two positive balances; max <= 2 min below"),
-    torus_points=params.Int(400, why="sparser samples have noise bars near torus_persist"),
-    torus_persist=params.Real(0.0, 1.0, closed=False, why="a fraction of the smaller circle's radius"),
-    train_dims=params.IntList(2, 5, why="the stated range (Prop. 3 needs d > 1)"),
-    width=params.Int(1, why="hidden neurons"),
-    n_patho=params.Int(1, "width", below=True, why="some neurons must be non-pathological"),
-    c_train=params.Real(0.1, 2.0, why="the stated range of the Prop. 3 runs"),
-    n_seeds=params.Int(1, why="runs per d"),
-    steps=params.Int(500, 5000, why="the stated range"),
-    lr=params.Real(0.0, 0.01, why="close to the flow; > 0 below"),
-    n_data=params.Int(50, 2000, why="the stated range"),
-    drift_tol=params.Real(0.0, 1.0, closed=False, why="a relative drift"),
-    flip_rate=params.Real(0.5, 0.99, why="a rate for a count over runs"),
-    enum_widths=params.IntList(2, 5, why="all l! permutations are enumerated"),
-    n_probes=params.Int(2, why="one probe with zero non-pathological output weights, one generic"),
-    explorer_drift_tol=params.Real(0.0, 1.0, closed=False, why="a drift tolerance"),
-    require=[
-        ("c_abs > 0", lambda v: v["c_abs"] > 0, "at c_abs 0 every +/- neuron is a cone and the check is vacuous"),
-        ("max(torus_c) <= 2 min(torus_c)", lambda v: max(v["torus_c"]) <= 2 * min(v["torus_c"]),
-         "keeps the sample's spacing below the threshold"),
-        ("n_seeds * len(train_dims) >= 10", lambda v: v["n_seeds"] * len(v["train_dims"]) >= 10, "at least 10 runs"),
-        ("lr > 0", lambda v: v["lr"] > 0, "a step size in (0, 0.01]"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("topo_homology")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
@@ -133,18 +95,14 @@ import itertools
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
-from gudhi.subsampling import choose_n_farthest_points
 from IPython.display import display
-from scipy.spatial import cKDTree
 
 from markovlib.book import explorers, plotting, widgets
 from markovlib.book.formatting import bound, fixed, fraction
 from markovlib.book.glue import glue
-from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.topology import components, invariant_set, shallow_relu
+from markovlib.topology import components, homology, homology_checks, homology_drawings, invariant_set
 from markovlib.topology import drawings as topo_drawings
 
 plotting.use_style()
@@ -210,16 +168,7 @@ print("Thm 1 for d = 2, e = 1, c = (+1, -1, -1):", invariant_set.poincare_polyno
 # factors; their agreement over a grid is a first check, through the same code. The independent checks follow.
 
 # %%
-n_grid_ok = 0
-for d_ in range(1, 5):
-    for e_ in range(1, 5):
-        for signs in itertools.product((-1.0, 0.0, 1.0), repeat=3):
-            P = invariant_set.poincare_polynomial(d_, e_, list(signs))
-            chi = sum((-1) ** i * b for i, b in enumerate(P))
-            lp, lm = signs.count(1.0), signs.count(-1.0)
-            n_grid_ok += (P[0] == invariant_set.n_components(d_, e_, list(signs))
-                          and chi == (1 + (-1) ** (d_ - 1)) ** lp * (1 + (-1) ** (e_ - 1)) ** lm)  # Euler characteristic
-n_grid = 4 * 4 * 27
+n_grid_ok, n_grid = homology_checks.cor1_grid(max_dim=4, neurons=3)
 print("Cor. 1 (case by case) = constant term of Thm 1, and P(-1) = Euler characteristic of the product, "
       f"for d, e in 1..4 and all sign patterns of 3 neurons: {n_grid_ok}/{n_grid} agree")
 
@@ -257,19 +206,7 @@ _ = verified.record("Cor. 1 is the constant term of Thm 1", n_grid_ok == n_grid,
 #
 
 # %%
-lem2_rng = np.random.default_rng([seed, 3])
-lem2_err = 0.0
-ts = np.linspace(0.0, 1.0, 101)[:, None]
-for d_, e_ in [(1, 1), (2, 1), (3, 2), (5, 4)]:
-    for _ in range(20):
-        ends = []
-        for _ in range(2):  # a random point of the cone: ||w|| = ||a|| = r
-            w, a = lem2_rng.normal(size=d_), lem2_rng.normal(size=e_)
-            r = lem2_rng.uniform(0.1, 3.0)
-            ends.append(np.concatenate([r * w / np.linalg.norm(w), r * a / np.linalg.norm(a)]))
-        path = np.vstack([(1 - ts) * ends[0], ts * ends[1]])  # to the origin, then out to the second point
-        res = np.sum(path[:, :d_] ** 2, axis=1) - np.sum(path[:, d_:] ** 2, axis=1)
-        lem2_err = max(lem2_err, np.abs(res).max())
+lem2_err = homology_checks.lemma2_paths(np.random.default_rng([seed, 3]), dims=((1, 1), (2, 1), (3, 2), (5, 4)), pairs=20)
 lem2_ok = lem2_err < 1e-10
 print("Lemma 2: paths through the apex of Q(0), (d, e) in (1, 1), (2, 1), (3, 2), (5, 4), 20 pairs each: "
       f"largest |‖w‖² - ‖a‖²| along them {bound(lem2_err, 1e-12)}")
@@ -278,7 +215,6 @@ print("Lemma 2: paths through the apex of Q(0), (d, e) in (1, 1), (2, 1), (3, 2)
 _ = verified.record("Lemma 2: the cone Q(0) is path-connected through its apex", lem2_ok, kind="identity",
                     check="points of segments from two random points to the origin, residual of the cone's equation "
                           "(homogeneous: true by algebra)", measured=bound(lem2_err, 1e-12), tolerance="1e-10")
-
 
 # %% [markdown]
 # (sec-topo-homology-persistence)=
@@ -321,47 +257,17 @@ _ = verified.record("Lemma 2: the cone Q(0) is path-connected through its apex",
 # the counts are compared with it afterwards. $b_0$ is checked a second time without persistent homology, by the
 # connected components of the radius-$\theta$ neighbour graph of the raw points (scikit-learn and scipy).
 
-# %%
-rho = float(np.sqrt(c_abs))
-shape = dict(trunc=trunc, cone_radius=cone_radius, rho=rho)   # the truncation, in units of rho
-
-
-def samples(name, d_, e_, c, n):
-    """One-off dispatch: (points, residual of the quadrics' equations) from sampler (a) or (b)."""
-    if name == "param":
-        return homology.sample_by_parametrization(d_, e_, c, n, rng, **shape), 0.0
-    return homology.sample_by_projection(d_, e_, c, n, rng, **shape)
-
-
-rng = np.random.default_rng(seed)
-n_raw = raw_factor * n_landmarks
-print(f"{'d':>2}{'e':>3}  {'signs':<6}{'Thm 1: b0, b1, ...':<20}{'sampler':<12}{'gudhi (Rips)':<14}{'graph b0':>9}"
-      f"{'spacing/rho':>13}{'theta/rho':>11}")
-
 # %% [markdown]
 # For each case and sampler, the next cell draws the raw points and a fresh sample, keeps the landmarks, measures
 # their spacing $\varepsilon$, sets the threshold $\theta$, and counts the Rips bars longer than $\theta$
 # (`homology.rips_betti`) and the components of the radius-$\theta$ graph (`homology.graph_components`).
 
 # %%
-rows, proj_res = [], 0.0
-for d_, e_, sg in cases:
-    c = [c_abs if s == "+" else -c_abs if s == "-" else 0.0 for s in sg]
-    P = list(invariant_set.betti_numbers(d_, e_, c))
-    top = (2 if len(c) == 1 else 1) if len(c) < 3 else 0   # b0..b2 for one neuron, b0, b1 for two, b0 for three
-    for name in ("param", "newton"):
-        (raw, r1), (fresh, r2) = samples(name, d_, e_, c, n_raw), samples(name, d_, e_, c, n_raw // 2)
-        proj_res = max(proj_res, r1, r2)
-        X = np.asarray(choose_n_farthest_points(points=raw, nb_points=n_landmarks, starting_point=0))
-        spacing = float(cKDTree(X).query(fresh)[0].max())   # covering radius of the landmarks, on a fresh sample
-        scale = rho * (cone_radius if 0.0 in c else 1.0)   # the smallest radius of a possible feature
-        theta = max(persist_min * scale, noise_factor * spacing)
-        counts, noise, signal = homology.rips_betti(X, top, theta, edge_factor * theta)
-        b0_graph = homology.graph_components(raw, theta)
-        rows.append(dict(d=d_, e=e_, signs=sg, sampler=name, P=P, want=(P + [0] * 3)[: top + 1], counts=counts,
-                         b0_graph=b0_graph, noise=noise / theta, signal=signal / theta))
-        print(f"{d_:>2}{e_:>3}  {sg:<6}{str(P):<20}{name:<12}{str(counts):<14}{b0_graph:>9}"
-              f"{'< ' + fixed(np.ceil(spacing / rho * 20) / 20, 2):>13}{fixed(np.ceil(theta / rho * 20) / 20, 2):>11}")
+rho, n_raw = float(np.sqrt(c_abs)), raw_factor * n_landmarks
+rows, proj_res = homology_checks.sampled_betti(
+    cases, np.random.default_rng(seed), c_abs=c_abs, trunc=trunc, cone_radius=cone_radius, n_landmarks=n_landmarks,
+    raw_factor=raw_factor, persist_min=persist_min, noise_factor=noise_factor, edge_factor=edge_factor)
+print(homology_checks.betti_table(rows))
 
 # %% [markdown]
 # The counts are compared with Thm 1's coefficients; the longest noise bar stays below {glue:text}`th_gap_noise`
@@ -404,27 +310,7 @@ _ = verified.record("persistence gap (features vs noise)", gap_noise < 1 < gap_s
 # The quadric of one neuron at $d = 2$, $e = 1$ for the three signs of $c$:
 
 # %%
-fig = plt.figure(figsize=(15, 4.6), layout="constrained")
-panels = ((rho**2, "$c > 0$: one component, one loop ($S^1\\times\\mathbb{R}$)", plotting.GLOBAL),
-          (0.0, "$c = 0$: the cone, contractible", plotting.SADDLE),
-          (-(rho**2), "$c < 0$: two components ($S^0\\times\\mathbb{R}^2$)", plotting.LOCAL))
-for j, (cc, title, col) in enumerate(panels):
-    ax = fig.add_subplot(1, 3, j + 1, projection="3d")
-    phi = np.linspace(0, 2 * np.pi, 61)
-    if cc > 0:
-        A_, Phi = np.meshgrid(np.linspace(-1.2 * rho, 1.2 * rho, 41), phi)
-        r = np.sqrt(cc + A_**2)
-        ax.plot_surface(r * np.cos(Phi), r * np.sin(Phi), A_, color=col, alpha=0.5, linewidth=0)
-    else:
-        Rr, Phi = np.meshgrid(np.linspace(0, 1.2 * rho, 25), phi)
-        X1, X2 = Rr * np.cos(Phi), Rr * np.sin(Phi)
-        for sign in (1, -1):
-            ax.plot_surface(X1, X2, sign * np.sqrt(-cc + Rr**2), color=col, alpha=0.5, linewidth=0)
-    ax.set_xlabel("$w_1$")
-    ax.set_ylabel("$w_2$")
-    ax.set_zlabel("$a$")
-    ax.set_title(title)
-fig.suptitle(f"The quadric of one neuron, d = 2, e = 1, |c| = {fixed(rho**2, 2)} (the paper's Fig. 2a, and the cone)")
+homology_drawings.draw_quadrics(rho)
 plt.show()
 
 # %% [markdown]
@@ -450,14 +336,7 @@ plt.show()
 # (one bar in dimension 3, not a feature of $H(c)$).
 
 # %%
-t_rng = np.random.default_rng([seed, 2])
-r1, r2 = np.sqrt(torus_c[0]), np.sqrt(torus_c[1])
-n1 = max(3, int(round(np.sqrt(torus_points * r1 / r2))))   # angles per circle in proportion to its radius
-n2 = max(3, int(round(torus_points / n1)))
-i_, j_ = np.meshgrid(np.arange(n1), np.arange(n2), indexing="ij")
-ang1 = 2 * np.pi * (i_.ravel() + t_rng.random(i_.size)) / n1   # one uniform point per cell of the angle grid
-ang2 = 2 * np.pi * (j_.ravel() + t_rng.random(j_.size)) / n2
-torus = np.column_stack([r1 * np.cos(ang1), r1 * np.sin(ang1), r2 * np.cos(ang2), r2 * np.sin(ang2)])
+torus, n1, n2 = homology_checks.torus_sample(torus_c, torus_points, np.random.default_rng([seed, 2]))
 r_min = float(np.sqrt(min(torus_c)))   # the unit of length of this check
 print(f"{len(torus)} points on the torus, {n1} x {n2} angle cells")
 
@@ -481,7 +360,6 @@ _ = verified.record("Thm 1: b2 = 1 for the torus case (d = 2, e = 1, two c_k > 0
                                                        f"{fixed(np.ceil(t_noise * 20) / 20, 2)}, features > "
                                                        f"{fixed(np.floor(t_signal * 20) / 20, 2)} (units sqrt(min c))",
                     tolerance=f"exact counts; noise < {torus_persist} < features")
-
 
 # %% [markdown]
 # (sec-topo-homology-prop3)=
@@ -511,15 +389,7 @@ _ = verified.record("Thm 1: b2 = 1 for the torus case (d = 2, e = 1, two c_k > 0
 # with torch autograd.
 
 # %%
-# Independent reference: torch autograd of the same loss (do not replace with markovlib)
-g_rng = np.random.default_rng(seed + 1)
-Xg, W1g, ag = g_rng.normal(size=(50, 3)), g_rng.normal(size=(width, 3)), g_rng.normal(size=width)
-yg = components.prop3_teacher(Xg)
-t1, ta = torch.tensor(W1g, requires_grad=True), torch.tensor(ag, requires_grad=True)
-tl = 0.5 * ((torch.relu(torch.tensor(Xg) @ t1.T) @ ta - torch.tensor(yg)) ** 2).mean()
-tg1, tga = torch.autograd.grad(tl, (t1, ta))
-_, g1, ga_ = shallow_relu.loss_grad(W1g, ag, Xg, yg)
-grad_err = max(np.abs(g1 - tg1.numpy()).max(), np.abs(ga_ - tga.numpy()).max())
+grad_err = homology_checks.autograd_gradient(np.random.default_rng(seed + 1), width)  # torch autograd, 50 points
 print("markovlib.topology.shallow_relu gradient vs torch autograd:", bound(grad_err, 1e-13))
 
 # %% tags=["hide-input"]
@@ -530,16 +400,8 @@ _ = verified.record("training gradient = autograd", grad_err < 1e-12, kind="inde
 # The runs: `n_seeds` per $d$, every output weight saved after every step.
 
 # %%
-c0 = np.where(np.arange(width) < n_patho, -c_train, c_train)
-runs = {}
-for d_ in train_dims:
-    for s in range(n_seeds):
-        r_ = np.random.default_rng([seed, d_, s])
-        X = r_.normal(size=(n_data, d_))
-        y = components.prop3_teacher(X)
-        W1, a = invariant_set.rescale_to(r_.uniform(-1, 1, size=(width, d_)), np.abs(r_.uniform(-1, 1, size=width)), c0)
-        res = shallow_relu.gradient_descent(W1, a, X, y, lr=lr, steps=steps, save_every=1)   # a after every step
-        runs[d_, s] = dict(a=res.W2_path, loss=res.losses, a_min=res.W2_min, drift=float(res.balance_drift.max()))
+runs = homology_checks.prop3_runs(train_dims, n_seeds, seed, width=width, n_patho=n_patho, c_train=c_train,
+                                  n_data=n_data, lr=lr, steps=steps)
 print(f"{len(runs)} runs of {steps} steps")
 
 # %% [markdown]
@@ -547,14 +409,8 @@ print(f"{len(runs)} runs of {steps} steps")
 # pathological neuron must respect Prop. 3's bound $a_k^2 \ge -c_k(t)$.
 
 # %%
-
-kept = {k: bool(np.all(v["a_min"][:n_patho] > 0)) for k, v in runs.items()}
-flipped = {k: bool(np.any(v["a"][:, n_patho:] < 0)) for k, v in runs.items()}
-n_kept, n_runs = sum(kept.values()), len(runs)
-n_flip = sum(flipped.values())
-drift = max(v["drift"] for v in runs.values())      # absolute, max over every step, neuron and run
-min_abs = min(float(np.abs(v["a"][:, :n_patho]).min()) for v in runs.values())
-lo, hi = wilson_interval(n_kept, n_runs)
+R = homology_checks.prop3_summary(runs, n_patho)
+n_kept, n_flip, n_runs, drift, min_abs, lo, hi = (R[k] for k in ("n_kept", "n_flip", "n_runs", "drift", "min_abs", "lo", "hi"))
 print(f"runs with every pathological sign kept at every step: {fraction(n_kept, n_runs)} (95% Wilson interval "
       f"[{fixed(lo, 2)}, {fixed(hi, 2)}])")
 print(f"runs where a non-pathological output weight turned negative: {fraction(n_flip, n_runs)}")
@@ -589,24 +445,8 @@ _ = verified.record_count("non-pathological output weights can turn negative (co
 # loss (right):
 
 # %%
-d_show = train_dims[0]
-show = next((k for k in runs if k[0] == d_show and flipped[k]), (d_show, 0))
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
-t_ax = np.arange(steps + 1)
-for k in range(width):
-    axes[0].plot(t_ax, runs[show]["a"][:, k], color=plotting.LOCAL if k < n_patho else plotting.GLOBAL,
-                 label=("pathological ($c_k<0$)" if k == 0 else "non-pathological ($c_k>0$)" if k == n_patho else None))
-axes[0].axhline(np.sqrt(c_train), color=plotting.NEUTRAL, ls=":", label="$\\sqrt{-c_k}$: Prop. 3 bound")
-axes[0].axhline(0, color="k", lw=0.8)
-axes[0].set_xlabel("gradient step")
-axes[0].set_ylabel("output weight $a_k$")
-axes[0].set_title(f"d = {show[0]}, seed {show[1]}: red weights stay positive")
-axes[0].legend()
-for k, v in runs.items():
-    axes[1].semilogy(v["loss"], color=plotting.NEUTRAL, alpha=0.4)
-axes[1].set_xlabel("gradient step")
-axes[1].set_ylabel("training MSE")
-axes[1].set_title(f"all {n_runs} runs")
+show = next((k for k in runs if k[0] == train_dims[0] and R["flipped"][k]), (train_dims[0], 0))
+homology_drawings.draw_prop3(runs, show, n_patho=n_patho, c_train=c_train)
 plt.show()
 
 # %% [markdown]
@@ -685,39 +525,17 @@ plt.show()
 # sums of the components that one such point reaches.
 
 # %%
-e_rng = np.random.default_rng(seed + 2)
-n_enum_ok, n_sum_ok, n_rel, fun_err_max, table = 0, 0, 0, 0.0, []
-n_generic, n_generic_multi, pair_sums = 0, 0, set()   # the per-point reading (Def. 2 as the paper writes it)
-for l in enum_widths:
-    for lm in range(1, l + 1):
-        c = np.concatenate([-e_rng.uniform(0.2, 1.0, lm), e_rng.uniform(0.2, 1.0, l - lm)])
-        signs = list(itertools.product((-1, 1), repeat=lm))
-        rel = {}
-        for s in signs:
-            sets = []
-            for probe in range(n_probes):
-                reach, ferr, generic = components.reached_components(c, s, probe, e_rng)
-                sets.append(reach)
-                fun_err_max = max(fun_err_max, ferr)
-                if generic and l - lm >= 1:
-                    sums = {sum(t) for t in reach}
-                    n_generic += 1
-                    n_generic_multi += len(sums) > 1
-            rel[s] = set.intersection(*sets)
-        symmetric = all(s in rel[t] for s in signs for t in rel[s])
-        classes = {frozenset(v) for v in rel.values()}
-        n_rel += 1
-        n_sum_ok += symmetric and all(len({sum(s) for s in cl}) == 1 for cl in classes)
-        n_enum_ok += len(classes) == invariant_set.n_effective_components(2, 1, c) == lm + 1
-        table.append((l, lm, len(signs), invariant_set.n_components(2, 1, c), len(classes), invariant_set.n_effective_components(2, 1, c)))
+table = components.enumerate_effective(enum_widths, n_probes, np.random.default_rng(seed + 2))  # e = 1, d = 2
 
 # %% [markdown]
 # The classes against Cor. 2 and Cor. 3, the function check, and the per-point reading:
 
 # %%
-print(f"{'l':>2}{'l-':>4}{'sign vectors':>14}{'Cor. 2: 2^l-':>14}{'enumerated classes':>20}{'Cor. 3: l- + 1':>16}")
-for row in table:
-    print(f"{row[0]:>2}{row[1]:>4}{row[2]:>14}{row[3]:>14}{row[4]:>20}{row[5]:>16}")
+print(homology_checks.effective_table(table))
+n_rel, fun_err_max = len(table), max(r["fun_err"] for r in table)
+n_enum_ok = sum(r["classes"] == invariant_set.n_effective_components(2, 1, r["c"]) == r["lm"] + 1 for r in table)
+n_sum_ok = sum(r["symmetric"] and r["sums_ok"] for r in table)
+n_generic, n_generic_multi = sum(r["generic"] for r in table), sum(r["generic_multi"] for r in table)
 print("network function unchanged by every permutation + rescaling:", bound(fun_err_max, 1e-12))
 print(f"per-point reading: generic probes (l+ >= 1) whose effective component holds several sign sums: "
       f"{fraction(n_generic_multi, n_generic)}")
@@ -743,18 +561,7 @@ _ = verified.record("symmetries keep the network function", fun_err_max < 1e-12,
 # Connected components grow like $2^{l_-}$, effective components like $l_- + 1$:
 
 # %%
-fig, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
-lms = np.arange(1, 11)
-ax.semilogy(lms, [invariant_set.n_components(2, 1, [-1.0] * k) for k in lms], "o-", color=plotting.LOCAL,
-            label="connected components $2^{l_-}$ (Cor. 2)")
-ax.semilogy(lms, [invariant_set.n_effective_components(2, 1, [-1.0] * k) for k in lms], "s-", color=plotting.GLOBAL,
-            label="effective components $l_- + 1$ (Cor. 3)")
-done = sorted({(r[1], r[4]) for r in table})
-ax.plot([x for x, _ in done], [y for _, y in done], "kx", ms=9, label="enumerated (this chapter)")
-ax.set_xlabel("pathological neurons $l_-$ (e = 1, d > 1)")
-ax.set_ylabel("count")
-ax.set_title("Components vs effective components (the paper's Fig. 2b, counted)")
-ax.legend()
+homology_drawings.draw_component_counts([(r["lm"], r["classes"]) for r in table])
 plt.show()
 
 # %% [markdown]
@@ -788,27 +595,7 @@ plt.show()
 #
 
 # %%
-lem3_rng = np.random.default_rng([seed, 4])
-lem3_err, lem3_fun = 0.0, 0.0
-for trial in range(30):
-    l_, d_ = int(lem3_rng.integers(2, 7)), int(lem3_rng.integers(1, 4))
-    W1, W2 = lem3_rng.normal(size=(l_, d_)), lem3_rng.normal(size=(2, l_))
-    V1, V2 = W1.copy(), W2.copy()        # the composition, action by action
-    r, tau = np.ones(l_), np.arange(l_)  # its normal form T_r P_tau: slot k holds neuron tau[k], rescaled by r[k]
-    for _ in range(12):
-        if lem3_rng.random() < 0.5:     # a rescaling T_s
-            s = np.exp(lem3_rng.normal(size=l_))
-            V1, V2 = s[:, None] * V1, V2 / s[None, :]
-            r = s * r
-        else:                           # a permutation P_sigma: slot k receives the neuron of slot sigma^-1(k)
-            inv = lem3_rng.permutation(l_)
-            V1, V2 = V1[inv], V2[:, inv]
-            r, tau = r[inv], tau[inv]   # T_s P_sigma = P_sigma T_(s o sigma), applied to the normal form
-    N1, N2 = r[:, None] * W1[tau], W2[:, tau] / r[None, :]
-    lem3_err = max(lem3_err, np.abs(N1 - V1).max() / np.abs(V1).max(), np.abs(N2 - V2).max() / np.abs(V2).max())
-    Xt = lem3_rng.normal(size=(50, d_))
-    f0, f1 = np.maximum(Xt @ W1.T, 0) @ W2.T, np.maximum(Xt @ V1.T, 0) @ V2.T
-    lem3_fun = max(lem3_fun, np.abs(f1 - f0).max() / np.abs(f0).max())
+lem3_err, lem3_fun = homology_checks.lemma3_normal_form(np.random.default_rng([seed, 4]), trials=30, actions=12)
 lem3_ok = lem3_err < 1e-11 and lem3_fun < 1e-10
 print(f"Lemma 3: 30 random sequences of 12 actions; composition vs normal form T_r P_tau {bound(lem3_err, 1e-13)} "
       f"(relative), network function unchanged {bound(lem3_fun, 1e-12)} (relative)")
@@ -819,7 +606,6 @@ _ = verified.record("Lemma 3: a sequence of rescalings and permutations is one r
                                            "the network function on random inputs",
                     measured=f"{bound(lem3_err, 1e-13)}; function {bound(lem3_fun, 1e-12)}",
                     tolerance="1e-11 (weights), 1e-10 (function), relative")
-
 
 # %% [markdown]
 # ### Explorer: d, e and the signs of the balances
@@ -857,18 +643,11 @@ static.show()
 # %%
 points = [dict(zip(["d", "e", "l_plus", "l_minus"], combo))
           for combo in itertools.product([1, 2, 3], [1, 2], [1, 2], [0, 1, 2, 3])]
-# Cor. 1 as derived above, by counting the disconnected factors: S^{d-1} (c_k > 0) has two points iff d = 1,
-# S^{e-1} (c_k < 0) iff e = 1; the components of a product multiply
-n_cor1 = sum(out["components"] == (2 if pt["d"] == 1 else 1) ** pt["l_plus"] * (2 if pt["e"] == 1 else 1) ** pt["l_minus"]
-             for pt, out in zip(points, static.results))
-n_e1 = [(out["components"] == 2 ** pt["l_minus"], out["effective"] == pt["l_minus"] + 1)
-        for pt, out in zip(points, static.results) if pt["e"] == 1 < pt["d"]]
-flows = [out for out in static.results if "drift" in out]
-n_sheet = sum(all(kept for kept, c in zip(out["sign_kept"], out["c"]) if c < 0) for out in flows)
-explorer_drift = max(out["drift"] for out in flows)
+E = homology_checks.explorer_counts(points, static.results)  # Cor. 1 by counting the disconnected factors
+n_cor1, n_e1, n_sheet, explorer_drift = E["n_cor1"], E["e1"], E["n_sheet"], E["drift"]
 print(f"{static.n_frames} frames; components = the count of S^0 factors in {n_cor1}; at e = 1 < d components "
       f"2^(l_-) in {sum(a for a, _ in n_e1)}/{len(n_e1)} and effective components l_- + 1 in {sum(b for _, b in n_e1)}"
-      f"/{len(n_e1)}; 3-D frames: pathological output signs kept in {n_sheet}/{len(flows)}, "
+      f"/{len(n_e1)}; 3-D frames: pathological output signs kept in {n_sheet}/{E['n_flows']}, "
       f"largest balance drift {fixed(explorer_drift, 3)}")
 
 # %% tags=["hide-input"]
@@ -880,10 +659,10 @@ _ = verified.record("explorer: every frame shows Cor. 1's components; at e = 1 <
                     measured=f"{n_cor1}/{static.n_frames} frames; {sum(a and b for a, b in n_e1)}/{len(n_e1)} at e = 1 < d",
                     tolerance="every frame")
 _ = verified.record("explorer: the 3-D paths stay on their quadrics and keep the pathological output signs (Prop. 3)",
-                    n_sheet == len(flows) and explorer_drift < explorer_drift_tol, kind="same code",
+                    n_sheet == E["n_flows"] and explorer_drift < explorer_drift_tol, kind="same code",
                     check="gradient_descent (step 0.01, 1500 steps) on the 8 frames at d = 2, e = 1: sign of a_k along "
                           "the saved path, largest |c_k(t) - c_k(0)|",
-                    measured=f"{n_sheet}/{len(flows)} frames; drift {fixed(explorer_drift, 3)}",
+                    measured=f"{n_sheet}/{E['n_flows']} frames; drift {fixed(explorer_drift, 3)}",
                     tolerance=f"every frame; drift {explorer_drift_tol:g}")
 
 # %% [markdown]

@@ -25,8 +25,6 @@ App. G, one neuron, Gaussian inputs, teacher x -> relu(u . x) v with ||u|| = 1 (
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ..numerics import checks
@@ -37,16 +35,12 @@ __all__ = ["bias_mse_grads", "bias_gd_balances", "log_survival", "boolean_runs",
 SCHEMES = ("kaiming", "xavier")
 
 
-def _int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite real > 0, got {value!r}")
-    return float(value)
+def _dims(d, e):
+    """d >= 2 and e >= 1 of App. G's construction."""
+    d, e = checks.positive_int("d", d), checks.positive_int("e", e)
+    if d < 2:
+        raise ValueError(f"d must be an integer >= 2, got {d!r}")
+    return d, e
 
 
 def bias_mse_grads(W1, b1, W2, b2, X, Y):
@@ -68,7 +62,7 @@ def bias_gd_balances(init, X, Y, lr, steps):
     """Gradient descent with step ``lr`` for ``steps`` steps from ``init`` = (W1, b1, W2, b2) on the MSE of
     :func:`bias_mse_grads`; returns (max_t max_k |c_k(t) - c_k(0)| of c_k = ||w_k||^2 + b_k^2 - ||a_k||^2, the same for
     ||w_k||^2 - ||a_k||^2). One step changes the first by lr^2 (||g_w~||^2 - ||g_a||^2): O(lr) over a fixed time."""
-    lr, steps = _positive("lr", lr), _int("steps", steps, 1)
+    lr, steps = checks.positive_real("lr", lr), checks.positive_int("steps", steps)
     W1, b1, W2, b2 = (np.array(x, dtype=float) for x in init)
     with_b, without_b = [], []
     for _ in range(steps + 1):
@@ -163,7 +157,7 @@ def draw_construction(rng, d, e, c):
     ||a0||^2 = ||w0||^2 - c (the balance c < 0: a pathological neuron)."""
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy Generator, got {type(rng).__name__}")
-    d, e = _int("d", d, 2), _int("e", e, 1)
+    d, e = _dims(d, e)
     if not (np.isfinite(c) and c < 0):
         raise ValueError(f"c must be a finite real < 0 (a pathological neuron), got {c!r}")
     u = rng.normal(size=d)
@@ -189,7 +183,7 @@ def population_flow(w0, a0, u, v, horizon):
     switched off, w = 0 is then a rest point)."""
     from scipy.integrate import solve_ivp
 
-    horizon = _positive("horizon", horizon)
+    horizon = checks.positive_real("horizon", horizon)
     dw = len(w0)
 
     def rhs(_, z):

@@ -5,7 +5,9 @@ al., NeurIPS 2024: Prop. 3, Prop. 4, Def. 2, Thm 2, Cor. 3; App. E for the biase
   needs negative output weights;
 * :func:`reached_components` -- from one probe point of the component C_s of H(c) (e = 1), the pathological sign
   vectors reached by every permutation of the neurons followed by the Prop. 4 rescaling back onto c, with the
-  largest change of the network function on random inputs (the symmetries keep it).
+  largest change of the network function on random inputs (the symmetries keep it);
+* :func:`enumerate_effective` -- for every width l and every number l_- of pathological neurons, the classes of the
+  per-component relation (components reached from every probe) over all sign vectors, against Thm 2's sum rule.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import numpy as np
 from ..numerics import checks
 from . import invariant_set
 
-__all__ = ["prop3_teacher", "reached_components"]
+__all__ = ["prop3_teacher", "reached_components", "enumerate_effective"]
 
 
 def prop3_teacher(X) -> np.ndarray:
@@ -71,3 +73,38 @@ def reached_components(c, s, probe, rng, *, bias=False):
         fun_err = max(fun_err, np.abs(f(Q1, Qa) - f0).max())
         out.add(tuple(int(v) for v in np.sign(Qa[patho])))
     return out, fun_err, probe % 2 == 1
+
+
+def enumerate_effective(widths, n_probes, rng, *, bias=False) -> list[dict]:
+    """For each l in ``widths`` and l_- = 1..l: c with l_- balances in -[0.2, 1) then l - l_- in [0.2, 1) (from
+    ``rng``), and for every pathological sign vector s, ``n_probes`` probes of :func:`reached_components`; the
+    per-component relation keeps the components reached from every probe. Each row: l, lm, c, n_signs, classes (the
+    number of its classes, Cor. 3 says l_- + 1 for e = 1, d > 1), symmetric (the relation is), sums_ok (each class has
+    one sign sum, Thm 2), generic and generic_multi (generic probes with l_+ >= 1, and those reaching several sign
+    sums: the per-point reading of Def. 2), fun_err (largest change of the network function)."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    n_probes = checks.positive_int("n_probes", n_probes)
+    rows = []
+    for width in widths:
+        width = checks.positive_int("widths[i]", width)
+        for lm in range(1, width + 1):
+            c = np.concatenate([-rng.uniform(0.2, 1.0, lm), rng.uniform(0.2, 1.0, width - lm)])
+            signs = list(itertools.product((-1, 1), repeat=lm))
+            rel, generic, multi, fun_err = {}, 0, 0, 0.0
+            for s in signs:
+                sets = []
+                for probe in range(n_probes):
+                    reach, ferr, is_generic = reached_components(c, s, probe, rng, bias=bias)
+                    sets.append(reach)
+                    fun_err = max(fun_err, ferr)
+                    if is_generic and width - lm >= 1:
+                        generic += 1
+                        multi += len({sum(t) for t in reach}) > 1
+                rel[s] = set.intersection(*sets)
+            classes = {frozenset(v) for v in rel.values()}
+            rows.append(dict(l=width, lm=lm, c=c, n_signs=len(signs), classes=len(classes),
+                             symmetric=all(s in rel[t] for s in signs for t in rel[s]),
+                             sums_ok=all(len({sum(s) for s in cl}) == 1 for cl in classes),
+                             generic=generic, generic_multi=multi, fun_err=fun_err))
+    return rows

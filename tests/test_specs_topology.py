@@ -1,0 +1,45 @@
+"""markovlib.book.specs for Part III's chapters topo_beyond_remarks, topo_homology, topo_breast_cancer and
+topo_obstruction: the defaults of each chapter's parameters cell pass, and each requirement stops a bad value."""
+import re
+from pathlib import Path
+
+import pytest
+
+from markovlib.book import specs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def chapter_defaults(chapter):
+    """The values of the chapter's parameters cell (its percent script), executed."""
+    text = (ROOT / "book" / f"{chapter}.py").read_text()
+    cell = re.search(r'# %% tags=\["parameters"\]\n(.*?)\n# %%', text, re.S).group(1)
+    namespace = {}
+    exec(cell, namespace)
+    return {k: v for k, v in namespace.items() if not k.startswith("__")}
+
+
+CHAPTERS = ["topo_beyond_remarks", "topo_homology"]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_defaults_pass(chapter):
+    defaults = chapter_defaults(chapter)
+    values = specs.load(chapter).check(defaults)
+    assert set(values) <= set(defaults) and values["seed"] == defaults["seed"]
+
+
+@pytest.mark.parametrize("chapter, change, names", [
+    ("topo_beyond_remarks", dict(persist_min=1.5, max_edge=1.2), "persist_min < max_edge"),
+    ("topo_beyond_remarks", dict(count_rate=1.0), "count_rate < 1"),
+    ("topo_beyond_remarks", dict(bias_cases=[[3, 1, "+"]]), "bias_cases"),
+    ("topo_beyond_remarks", dict(mc_cells=[["kaiming", 1, 1]]), "two widths"),
+    ("topo_homology", dict(c_abs=0.0), "c_abs > 0"),
+    ("topo_homology", dict(torus_c=[1.0, 3.0]), "max\\(torus_c\\) <= 2 min\\(torus_c\\)"),
+    ("topo_homology", dict(n_seeds=4), "n_seeds \\* len\\(train_dims\\) >= 10"),
+    ("topo_homology", dict(lr=0.0), "lr > 0"),
+])
+def test_a_bad_value_names_its_condition(chapter, change, names):
+    values = dict(chapter_defaults(chapter), **change)
+    with pytest.raises(ValueError, match=names):
+        specs.load(chapter).check(values)
