@@ -80,63 +80,8 @@ alpha = 0.05  # family-wise error of each claim over initializations (Bonferroni
 
 
 # %%
-from markovlib.beyond import drift_study
-from markovlib.book import params
-SPEC = params.declare(
-    seed=params.Int(0, why="any seed"),
-    margin=params.Real(0.0, 0.5, why="Part I's claims are stated away from the line p + q = 1"),
-    pq=params.Chain(0.0, params.THEORY_RANGE, why="Part I's theory range, at least margin from p + q = 1"),
-    d2=params.Int(1, why="Part II input dimension"),
-    n2=params.Int(1, why="Part II points; fewer than d2 (below)"),
-    d3=params.Int(1, why="Part III input dimension"),
-    width=params.Int(1, why="Part III neurons"),
-    n3=params.Int(1, why="Part III points"),
-    n_pool=params.Int(1, why="Part I's pool of transitions"),
-    batch1=params.Int(1, "n_pool", why="a minibatch holds at most the pool"),
-    batch2=params.Int(1, "n2", why="a minibatch holds at most the points"),
-    batch3=params.Int(1, "n3", why="a minibatch holds at most the points"),
-    n_drift=params.Int(1, why="initializations of the drift study"),
-    t_drift=params.Real(0.0, 20.0, closed=False, why="the drift study's fixed time (at least 20 max(lrs), below)"),
-    n_sgd=params.Int(1, why="minibatch sequences per initialization"),
-    lrs=params.RealList(1e-3, 0.1, why="below 1e-3 the one-step check's cubic remainder sinks towards rounding "
-                        "(halving ratio 0.73 at h = 4e-6); below 0.1 (below): the claims are asymptotic in h"),
-    weight_decay=params.Real(0.0, 1.0, closed=False, why="weight decay of the drift study (with t_drift, below)"),
-    flow_tol=params.Real(0.0, 1e-8, why="only stricter than the default (a looser one empties the claim); > 0"),
-    rk4_dt=params.Real(0.0, 0.01, closed=False, why="the RK4 step of Part III's flows"),
-    flow_tol3=params.Real(0.0, 1e-4, why="only stricter than the default; > 0"),
-    t_fig3=params.Real(0.0, 50.0, closed=False, why="time of the drawn Part III flow"),
-    slope_margin=params.Real(0.0, 0.5, closed=False, why="slopes within 1 +- slope_margin, apart from 0 and 2"),
-    adam_factor=params.Real(5.0, why="only stricter than the default 5 (10^-9 emptied the claim)"),
-    n_pred=params.Int(1, why="an all-agreeing count must clear agree_rate over the grid (below)"),
-    pred_lrs=params.RealList(0.0, 4.0, closed=False, why="steps of the prediction study; the smallest <= 0.1 (below)"),
-    decays=params.RealList(0.0, 2.0, closed=False, why="weight decays of the prediction study"),
-    t_pred1=params.Real(0.0, 1000.0, closed=False, why="Part I's training time (doubled until runs converge)"),
-    t_pred2=params.Real(0.0, 2000.0, closed=False, why="Part II's training time (doubled likewise)"),
-    t_pred3=params.Real(0.0, 1000.0, closed=False, why="Part III's training time"),
-    beta_tol=params.Real(0.0, 1.0, closed=False, why="threshold fixed before the data"),
-    conv_tol=params.Real(0.0, 1e-3, closed=False, why="threshold fixed before the data"),
-    agree_rate=params.Real(0.5, 1.0, why="a rate of at least 1/2, below 1 (below)"),
-    alpha=params.Real(0.0, 0.5, closed=False, why="family-wise error of each claim"),
-    require=[
-        ("|p + q - 1| >= margin of pq", lambda v: abs(sum(v["pq"]) - 1) >= v["margin"] - 1e-12, "away from p + q = 1"),
-        ("n2 < d2", lambda v: v["n2"] < v["d2"], "an underdetermined problem, so delta selects the interpolant"),
-        ("max(lrs) < 0.1", lambda v: max(v["lrs"]) < 0.1, "the drift claims are asymptotic in h"),
-        ("3 different lrs, max(lrs) >= 4 min(lrs)", lambda v: len(set(v["lrs"])) >= 3
-         and max(v["lrs"]) >= 4 * min(v["lrs"]), "a slope needs a span"),
-        ("t_drift >= 20 max(lrs)", lambda v: v["t_drift"] >= 20 * max(v["lrs"]),
-         "at least 20 steps per run, so every run reaches about T (with 1 or 2 steps the slopes were 1.5)"),
-        ("weight_decay * t_drift <= 5", lambda v: v["weight_decay"] * v["t_drift"] <= 5.0,
-         "delta(T) = delta(0) exp(-2 lambda T) far above rounding (the claims failed at lambda T near 19)"),
-        ("weight_decay^2 * max(lrs) * t_drift <= 0.15", lambda v: v["weight_decay"] ** 2 * max(v["lrs"])
-         * v["t_drift"] <= 0.15, "GD with decay lags the flow by exp(-x), x = lambda^2 h T, slope 1 - x/2 in h"),
-        ("flow_tol > 0 and flow_tol3 > 0", lambda v: v["flow_tol"] > 0 and v["flow_tol3"] > 0, "tolerances"),
-        ("min(pred_lrs) <= 0.1", lambda v: min(v["pred_lrs"]) <= 0.1, "the claims at the smallest step hold there"),
-        ("agree_rate < 1", lambda v: v["agree_rate"] < 1.0, "a rate of 1 cannot be shown with finitely many inits"),
-        ("n_pred >= drift_study.fewest_inits(agree_rate, alpha, 9 len(pred_lrs) + 3 len(decays))", lambda v: v["n_pred"]
-         >= drift_study.fewest_inits(v["agree_rate"], v["alpha"], 9 * len(v["pred_lrs"]) + 3 * len(v["decays"])),
-         "else the largest step at which a prediction holds is unresolvable (n_pred 60 gave none)"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("closing")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
@@ -148,24 +93,18 @@ SPEC.table()
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from IPython.display import display
-from scipy.integrate import quad, solve_ivp
 
-from markovlib.beyond import conservation, drift_drawings, drift_problems
+from markovlib.beyond import closing_drawings, conservation, drift_checks, drift_drawings, drift_problems
+from markovlib.beyond import drift_reference, drift_study
 from markovlib.book import explorers, plotting, widgets
 from markovlib.book.formatting import bound, fixed, fraction, ladder_limit
 from markovlib.book.glue import glue
-from markovlib.book.inference import wilson_interval, wilson_lower_z
+from markovlib.book.inference import wilson_lower_z
 from markovlib.book.progress import progress_bar
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
 from markovlib.markov import canonical
-from markovlib.markov import drawings as markov_drawings
-from markovlib.markov.drawings import energy_contours
-from markovlib.numerics.numdiff import fd_gradient
-from markovlib.richlazy import minimal_model
-from markovlib.topology import invariant_set
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
@@ -211,14 +150,7 @@ rng2 = np.random.default_rng([seed, 2])
 two = drift_problems.NeuronProblem(d2, n2, rng2)  # Part II: one neuron a w.x
 rng3 = np.random.default_rng([seed, 3])
 three = drift_problems.ReluProblem(d3, width, n3, rng3)  # Part III: a ReLU network, teacher with positive output
-
-
-def Q1(th):
-    """Independent reference: E(e, w) of Lemma 1, written out (do not replace with markovlib)."""
-    e, w = th[:, 0], th[:, 1]
-    return e**2 - w**2 - np.sign(w) * np.log(np.abs(w))
-
-
+Q1 = drift_reference.energy  # Independent reference: E(e, w) of Lemma 1, written out
 grad1, grad2, grad3 = one.grad, two.grad, three.grad
 Q2, Q3 = two.quantity, three.quantity
 
@@ -228,35 +160,7 @@ Q2, Q3 = two.quantity, three.quantity
 # of $E$ against torch's autograd.
 
 # %% tags=["hide-input"]
-def loss_ref(law, t):
-    """Independent reference: the losses written out (Part I through the reduced loss of markov.canonical)."""
-    if law == "I":
-        return float(canonical.loss(t[0], t[1], p, q))
-    if law == "II":
-        return 0.5 * np.mean((two.X @ (t[0] * t[1:]) - two.y) ** 2)
-    W, a = three.unpack(t[None, :])
-    return 0.5 * np.mean((np.maximum(three.X @ W[0].T, 0) @ a[0] - three.y) ** 2)
-
-
-def E_torch(t):
-    """Independent reference: E(e, w) of Lemma 1 in torch, for autograd."""
-    return t[0] ** 2 - t[1] ** 2 - torch.sign(t[1]) * torch.log(torch.abs(t[1]))
-
-
-rng_c = np.random.default_rng([seed, 4])
-th1 = rng_c.uniform(-1.5, 1.5, size=(5, 2))
-th3 = rng_c.uniform(-1, 1, size=(3, three.dim))
-th2 = rng_c.normal(size=(3, d2 + 1))
-grad_err = max(max(np.abs(fd_gradient(lambda t, k=k: loss_ref(k, t), t) - g(t[None])[0]).max() for t in ths)
-               for k, g, ths in (("I", grad1, th1), ("II", grad2, th2), ("III", grad3, th3)))
-noether = max(np.abs((fd_gradient(lambda t: float(Q1(t[None])[0]), t) * grad1(t[None])[0]).sum()) for t in th1)
-noether = max(noether, max(abs((2 * two.S @ t) @ grad2(t[None])[0]) for t in th2))
-noether = max(noether, max(np.abs(Q3(t[None] + 1e-7 * grad3(t[None])) - Q3(t[None] - 1e-7 * grad3(t[None]))).max()
-                           / 2e-7 for t in th3))
-H_err = max(np.abs(torch.autograd.functional.hessian(E_torch, torch.as_tensor(t)).numpy() - one.hessian(t[None])[0]).max()
-            / np.abs(one.hessian(t[None])[0]).max() for t in th1)  # relative: the 1/w^2 term is large near w = 0
-
-# %% tags=["hide-input"]
+grad_err, noether, H_err = drift_checks.gradient_checks(one, two, three, np.random.default_rng([seed, 4]))
 # printed bounds: at least 100 times the values measured at the defaults (in both numeric configurations), so the
 # printed text is stable across machines; the tolerances are the claims' thresholds (finite differences with step
 # 1e-6 have an error near 1e-10 here)
@@ -285,30 +189,9 @@ _ = verified.record("Hessian of E = diag(2, -2 + sign(w)/w^2)", H_err < 1e-10, c
 # dashed: the level sets of the drawn flows' initializations; black: flows integrated on the package's gradients by
 # the chapter's own integrators, which stay on their level set.
 #
-# The two integrators, written here: scipy's DOP853 (rtol $10^{-12}$, optionally with weight decay) and a classical
-# RK4 at a fixed step for the ReLU network, where adaptive solvers stall at the kinks.
-
-# %%
-def integrate(gradf, th0, t_end, lam=0.0, t_eval=None):
-    """Independent reference: scipy's DOP853 on -grad L - lam theta (dense output unless t_eval is given)."""
-    return solve_ivp(lambda t, y: -gradf(y[None, :])[0] - lam * y, (0.0, t_end), th0, method="DOP853", rtol=1e-12,
-                     atol=1e-14, t_eval=t_eval, dense_output=t_eval is None)
-
-
-def rk4(field, th0, t_end, dt=rk4_dt):
-    """Independent reference: classical RK4 at a fixed step, rows = inits."""
-    n = max(1, int(round(t_end / dt)))
-    dt = t_end / n
-    y = np.atleast_2d(np.asarray(th0, dtype=float)).copy()
-    out = [y.copy()]
-    for _ in range(n):
-        k1 = field(y)
-        k2 = field(y + dt / 2 * k1)
-        k3 = field(y + dt / 2 * k2)
-        k4 = field(y + dt * k3)
-        y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        out.append(y.copy())
-    return np.stack(out)
+# The two integrators are the chapter's independent references, in the package: scipy's DOP853 (rtol $10^{-12}$,
+# optionally with weight decay; `drift_reference.integrate`) and a classical RK4 at a fixed step for the ReLU network
+# (`balance_drift.rk4_path`), where adaptive solvers stall at the kinks (`drift_checks.drawn_flows` runs both).
 
 # %% [markdown]
 # Three flows per part from chosen starts: Part I from three points in both half planes, Part II at
@@ -316,19 +199,8 @@ def rk4(field, th0, t_end, dt=rk4_dt):
 # quantity.
 
 # %%
-inits1 = [np.array([0.3, -1.5]), np.array([0.5, -0.3]), np.array([-0.6, 0.8])]
-paths1 = [integrate(grad1, th, 100.0, t_eval=np.linspace(0.0, 100.0, 400)).y.T for th in inits1]
-pred_fig = [one.predict(th[None])[0] for th in inits1]
-inits2 = []
-for delta_, sgn in ((1.0, 1.0), (0.0, -1.0), (-1.0, 1.0)):
-    b0 = 0.3 * rng2.normal(size=d2)
-    b0 *= np.sign(((two.X @ b0) * two.y).sum())  # on the theorem's side for the drawing
-    inits2.append(drift_problems.theta_from(delta_, b0, sgn)[0])
-paths2 = [integrate(grad2, th, 60.0, t_eval=np.linspace(0.0, 60.0, 400)).y.T for th in inits2]
-th_net = np.concatenate([rng3.uniform(-1, 1, size=width * d3), rng3.uniform(-1, 1, size=width)])
-path3 = rk4(lambda y: -grad3(y), th_net, t_fig3)[:, 0]
-drift_fig = max(max(np.abs(Q1(P) - Q1(P[:1])).max() for P in paths1), max(np.abs(Q2(P) - Q2(P[:1])).max() for P in paths2))
-drift_fig3 = np.abs(Q3(path3) - Q3(path3[:1])).max()
+flows = drift_checks.drawn_flows(one, two, three, rng2, rng3, t3=t_fig3, rk4_dt=rk4_dt)
+drift_fig, drift_fig3 = flows["drift"], flows["drift3"]
 # first order in rk4_dt at the kinks: the bound is flow_tol3 / 100 while the measured value stays 3 times below it,
 # else it follows the measured value upward on a one-digit ladder (at least 3 times it)
 drift_fig3_lim = ladder_limit(drift_fig3, margin=3.0, floor=flow_tol3 / 100)
@@ -350,38 +222,7 @@ _ = verified.record("c_k conserved along the drawn flow", drift_fig3 < flow_tol3
 # red for the unigram trap; Part III's pathological neurons in red).
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 4.8), layout="constrained")
-ax = axes[0]
-energy_contours(ax, p, q, e_lim=2.0, w_lim=(-2.0, 2.0), arrows=False)
-markov_drawings.critical_points(ax, p, q, e_lim=2.0, w_lim=(-2.0, 2.0), legend=False)
-for P, outc in zip(paths1, pred_fig):
-    ax.plot(P[:, 0], P[:, 1], color="k", lw=1.6)
-    ax.plot(P[0, 0], P[0, 1], "o", color="k", ms=5)
-    ax.plot(P[-1, 0], P[-1, 1], "*", ms=12, color=plotting.GLOBAL if outc == "global_min" else plotting.LOCAL)
-ax.set(xlabel="e", ylabel="w", title=f"Part I: contours of E(e, w), p = {p}, q = {q}")
-r_g, a_g = np.meshgrid(np.linspace(0, 2, 201), np.linspace(-2, 2, 201))
-levels = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0]
-level_colours = ["tab:brown" if v < 0 else ("k" if v == 0 else "tab:blue") for v in levels]
-D = minimal_model.conserved_delta(a_g.ravel(), r_g.ravel()[:, None] * np.eye(1, d2), 1.0, 1.0).reshape(r_g.shape)
-Cg = invariant_set.neuron_balances(r_g.ravel()[:, None] * np.eye(1, d3), a_g.ravel()).reshape(r_g.shape)
-own_levels = (sorted(set(np.round(Q2(np.array(inits2)), 12))), sorted(set(Q3(th_net[None, :])[0])))
-for ax, grid, own in zip(axes[1:], (D, Cg), own_levels):
-    ax.clabel(ax.contour(r_g, a_g, grid, levels=levels, colors=level_colours, linewidths=0.9), fontsize=8)
-    ax.contour(r_g, a_g, grid, levels=own, colors="0.4", linestyles="--", linewidths=0.8)
-for P in paths2:
-    axes[1].plot(np.linalg.norm(P[:, 1:], axis=1), P[:, 0], color="k", lw=1.6)
-    axes[1].plot(np.linalg.norm(P[0, 1:]), P[0, 0], "o", color="k", ms=5)
-axes[1].set(xlabel="|w|", ylabel="a", title="Part II: hyperboloids a^2 - |w|^2 = delta")
-W_p, a_p = three.unpack(path3)
-c_net = Q3(path3[:1])[0]
-for k in range(width):
-    col = plotting.LOCAL if c_net[k] < 0 else "k"
-    axes[2].plot(np.linalg.norm(W_p[:, k], axis=1), a_p[:, k], color=col, lw=1.6,
-                 label="pathological neuron (c_k < 0)" if c_net[k] < 0 and k == int(np.argmin(c_net)) else None)
-    axes[2].plot(np.linalg.norm(W_p[0, k]), a_p[0, k], "o", color=col, ms=5)
-axes[2].set(xlabel="|w_k|", ylabel="a_k", title="Part III: quadrics |w_k|^2 - a_k^2 = c_k")
-if np.any(c_net < 0):
-    axes[2].legend(loc="lower right")
+closing_drawings.invariant_sets(two, three, flows, p, q)
 plt.show()
 
 # %% [markdown]
@@ -450,52 +291,16 @@ plt.show()
 # are measured.
 
 # %%
-rng_d = np.random.default_rng([seed, 5])
-laws = {"E (Part I)": (grad1, Q1, one.inits(n_drift, rng_d, w_min=0.2), n_pool, batch1),
-        "delta (Part II)": (grad2, Q2, two.inits(n_drift, rng_d), n2, batch2),
-        "c_k (Part III)": (grad3, Q3, three.inits(n_drift, rng_d), n3, batch3)}
-short = {"E (Part I)": "E", "delta (Part II)": "delta", "c_k (Part III)": "c_k"}
-
-
-def flow_quantity(law, t_end):
-    """Independent reference: Q at t_end along the flow with decay from each initialization (DOP853 for E and
-    delta, RK4 for c_k)."""
-    gradf, Qf, th0 = laws[law][:3]
-    if law == "c_k (Part III)":  # RK4: the adaptive solvers stall at the kinks
-        return Qf(rk4(lambda y: -grad3(y) - weight_decay * y, th0, t_end)[-1])
-    return np.array([Qf(integrate(gradf, th, t_end, weight_decay).y[:, -1][None, :])[0] for th in th0])
-
-
-decayed = {law: conservation.decay_law(laws[law][1](laws[law][2]), weight_decay, t_drift) for law in laws}
-wd_law_err = np.abs(flow_quantity("delta (Part II)", t_drift) - decayed["delta (Part II)"]).max()
-wd_law_err3 = np.abs(flow_quantity("c_k (Part III)", t_drift) - decayed["c_k (Part III)"]).max()
-E_rate_err = 0.0  # dE/dt = -lambda (2e^2 - 2w^2 - sign w) along the flow with decay, integrated by scipy quad
-for th in laws["E (Part I)"][2]:
-    s = integrate(grad1, th, t_drift, weight_decay)
-    rate = lambda t, s=s: -weight_decay * (2 * s.sol(t)[0] ** 2 - 2 * s.sol(t)[1] ** 2 - np.sign(s.sol(t)[1]))  # noqa: E731
-    dE = quad(rate, 0.0, t_drift, epsabs=1e-12, epsrel=1e-12, limit=200)[0]
-    E_rate_err = max(E_rate_err, abs(Q1(s.y[:, -1][None, :])[0] - Q1(th[None, :])[0] - dE))
+laws = drift_checks.drift_laws(one, two, three, n_drift, np.random.default_rng([seed, 5]), (batch1, batch2, batch3))
+wd_law_err, wd_law_err3, E_rate_err = drift_checks.decay_flows(laws, weight_decay, t_drift, rk4_dt)
 
 # %% [markdown]
 # Then the runs: at every step size, each optimizer for the same time, and the median drift over the
 # initializations; GD with decay is also compared with the decayed flow at the time $T_h$ the run reaches.
 
 # %%
-kinds = ("gd", "sgd", "adam", "gd+wd")
-drift = {law: {k: np.zeros(len(lrs)) for k in kinds + ("wd_vs_flow",)} for law in laws}
-for law, (gradf, Qf, th0, n_data, batch) in progress_bar(laws.items(), desc="drift study", total=len(laws)):
-    for i, h in enumerate(lrs):
-        steps = int(round(t_drift / h))
-        Q_flow_h = flow_quantity(law, steps * h)  # the flow at the time the run reaches (t_drift up to rounding)
-        for k in kinds:
-            runs_k = [conservation.run_optimizer(gradf, th0, h, steps, quantity=Qf,
-                                                 optimizer="gd" if k == "gd+wd" else k,
-                                                 weight_decay=weight_decay if k == "gd+wd" else 0.0, n_data=n_data,
-                                                 batch=batch, seed=seed + j) for j in range(n_sgd if k == "sgd" else 1)]
-            drift[law][k][i] = np.median(np.concatenate([r_.final_drift() for r_ in runs_k]))
-            if k == "gd+wd":
-                dev = np.abs(runs_k[0].quantity[-1] - Q_flow_h).reshape(len(th0), -1).max(axis=1)
-                drift[law]["wd_vs_flow"][i] = np.median(dev)
+drift = drift_checks.drift_runs(laws, lrs, t_drift, weight_decay, n_sgd, seed, rk4_dt,
+                                progress=lambda it: progress_bar(it, desc="drift study", total=len(laws)))
 
 # %% [markdown]
 # The fitted log–log slopes of the median drift against $h$ (1 for a drift $O(h)$, 0 for one that does not vanish)
@@ -504,13 +309,8 @@ for law, (gradf, Qf, th0, n_data, batch) in progress_bar(laws.items(), desc="dri
 # it carries no claim.
 
 # %%
-slopes = {law: {k: conservation.loglog_slope(lrs, drift[law][k]) for k in ("gd", "sgd", "adam", "wd_vs_flow")}
-          for law in laws}
-slope_text = {k: ", ".join(f"{fixed(slopes[law][k], 2)} ({short[law]})" for law in laws)  # 2 decimals: stable
-              for k in ("gd", "sgd", "adam", "wd_vs_flow")}
-adam_ratios = {law: drift[law]["adam"][-1] / drift[law]["gd"][-1] for law in laws}
-adam_ratio = min(adam_ratios.values())
-adam_text = ", ".join(f"{adam_ratios[law]:.1e} ({short[law]})" for law in laws)  # two digits: runs of 1/h steps
+ds = drift_checks.drift_slopes(drift, lrs)
+slopes, slope_text, adam_ratio, adam_text = ds["slopes"], ds["text"], ds["adam_ratio"], ds["adam_text"]
 print(f"log-log slopes of the median drift against h, h in {lrs}, T = {t_drift} (claim: within 1 +- {slope_margin}):")
 print("  GD:", glue("gd_slopes", slope_text["gd"]))
 print("  SGD (measured, not claimed; see below):", glue("sgd_slopes", slope_text["sgd"]))
@@ -557,32 +357,14 @@ _ = verified.record("GD with decay approaches the decayed flow at O(h)", ok_wd,
 
 # %%
 rng_s = np.random.default_rng([seed, 6])
-step_err = 0.0
-for prob, th0, batch in ((two, two.inits(n_drift, rng_s), batch2), (three, three.inits(n_drift, rng_s), batch3)):
-    for idx in [None] + [rng_s.choice(prob.n_data, batch, replace=False) for _ in range(n_drift)]:  # GD, SGD steps
-        g = prob.grad(th0, idx)
-        for h in lrs:
-            change = prob.quantity(th0 - h * g) - prob.quantity(th0)
-            if prob is two:
-                pred = h**2 * np.einsum("ni,ij,nj->n", g, two.S, g)
-            else:  # per neuron: its own block of S
-                gW, ga = three.unpack(g)
-                pred = h**2 * ((gW**2).sum(2) - ga**2)
-            step_err = max(step_err, np.abs(change - pred).max())
+step_err = drift_checks.one_step_quadratic(two, three, n_drift, lrs, rng_s, (batch2, batch3))
 print("delta, c_k: one GD or SGD step changes Q by h^2 g^T S g, max deviation", bound(step_err, 1e-13))
 
 # %% [markdown]
 # For $E$ the remainder after $\tfrac{h^2}{2}g^\top\nabla^2E\,g$ is third order: halving $h$ divides it by about 8.
 
 # %%
-th0 = one.inits(n_drift, rng_s, w_min=0.2)
-rem = [np.zeros(0), np.zeros(0)]
-for idx in [None] + [rng_s.choice(n_pool, batch1, replace=False) for _ in range(n_drift)]:  # GD, then SGD steps
-    g = grad1(th0, idx)
-    for j, h in enumerate((lrs[-1], lrs[-1] / 2)):
-        rem[j] = np.concatenate([rem[j], np.abs(Q1(th0 - h * g) - Q1(th0)
-                                                - 0.5 * h**2 * np.einsum("ni,nij,nj->n", g, one.hessian(th0), g))])
-third_ratio = float(np.median(rem[0] / rem[1]))
+third_ratio, th0 = drift_checks.third_order_ratio(one, n_drift, lrs[-1], rng_s, batch1)
 print("E: remainder after (h^2/2) g^T Hess(E) g at h over that at h/2 (8 for a cubic remainder):",
       glue("third_ratio", fixed(third_ratio, 2)))
 
@@ -591,13 +373,9 @@ print("E: remainder after (h^2/2) g^T Hess(E) g at h over that at h/2 (8 for a c
 # $h$ halves the change.
 
 # %%
-adam_step_ratio = []
-for gradf, Qf, th in ((grad1, Q1, th0), (grad2, Q2, two.inits(n_drift, rng_s)), (grad3, Q3, three.inits(n_drift, rng_s))):
-    g = gradf(th)
-    u = g / (np.abs(g) + 1e-8)  # Adam's first step: m_hat = g, v_hat = g^2 after the bias corrections
-    ch = [np.abs(Qf(th - h * u) - Qf(th)).reshape(len(th), -1).max(axis=1) for h in (lrs[-1], lrs[-1] / 2)]
-    adam_step_ratio.append(float(np.median(ch[0] / ch[1])))
-adam_step_text = ", ".join(f"{fixed(r_, 2)} ({short[law]})" for r_, law in zip(adam_step_ratio, laws))
+adam_step_ratio = drift_checks.adam_first_step(((grad1, Q1, th0), (grad2, Q2, two.inits(n_drift, rng_s)),
+                                                (grad3, Q3, three.inits(n_drift, rng_s))), lrs[-1])
+adam_step_text = ", ".join(f"{fixed(r_, 2)} ({drift_checks.SHORT[law]})" for r_, law in zip(adam_step_ratio, laws))
 print("Adam's first step: change of Q at h over the change at h/2 (2 at first order, 4 at second):", adam_step_text)
 
 # %% tags=["hide-input"]
@@ -618,17 +396,7 @@ _ = verified.record("one Adam step changes Q at first order in h, every law", al
 # GD with decay against the decayed flow.
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 4.4), layout="constrained", sharey=True)
-colours = {"gd": plotting.GLOBAL, "sgd": plotting.SADDLE, "adam": plotting.LOCAL, "gd+wd": plotting.NEUTRAL}
-for ax, law in zip(axes, laws):
-    for k in kinds:
-        ax.loglog(lrs, drift[law][k], "o-", color=colours[k], label=k.upper() if k != "gd+wd" else f"GD, decay {weight_decay}")
-    ax.loglog(lrs, drift[law]["wd_vs_flow"], "s--", color=colours["gd+wd"], label="GD + decay vs decayed flow")
-    ax.loglog(lrs, drift[law]["gd"][-1] * np.array(lrs) / lrs[-1], ":", color="0.5", label="slope 1")
-    ax.set_xlabel("step size h")
-    ax.set_title(law)
-axes[0].set_ylabel(f"median max |Q(T) - Q(0)|, T = {t_drift}")
-axes[0].legend(fontsize=8)
+closing_drawings.drift_study_figure(drift, lrs, weight_decay, t_drift)
 plt.show()
 
 
@@ -674,17 +442,8 @@ plt.show()
 # %%
 rng_p = np.random.default_rng([seed, 7])
 h0 = pred_lrs[0]
-minimum = lambda th: np.isin(one.predict(th), ["global_min", "local_min"])  # noqa: E731 (no saddles or maxima)
-th_try = one.inits(n_pred, rng_p)
-t1 = drift_study.training_time(grad1, th_try[minimum(th_try)], h0, t_pred1, conv_tol)
-t2 = drift_study.training_time(grad2, two.inits(n_pred, rng_p), h0, t_pred2, conv_tol)
-th_p1, drawn1 = drift_study.draw_until(n_pred, lambda m: one.inits(m, rng_p), lambda th: minimum(th)
-                                       & drift_study.gd_converged(grad1, th, h0, t1, conv_tol), "converged predicted minima")
-th_p2, drawn2 = drift_study.draw_until(n_pred, lambda m: two.inits(m, rng_p),
-                                       lambda th: drift_study.gd_converged(grad2, th, h0, t2, conv_tol), "converged")
-th_p3, drawn3 = drift_study.draw_until(n_pred, lambda m: three.inits(m, rng_p), lambda th: (Q3(th) < 0).any(axis=1),
-                                       "networks with a pathological neuron")
-pred1, pred2 = one.predict(th_p1), two.predict(th_p2)
+ini = drift_checks.prediction_inits(one, two, three, n_pred, rng_p, h0, t_pred1, t_pred2, conv_tol)
+t1, t2, drawn1, drawn2, drawn3 = (ini[k] for k in ("t1", "t2", "drawn1", "drawn2", "drawn3"))
 print(f"training times: Part I {t1:g}, Part II {t2:g}, Part III {t_pred3:g}")
 print(f"initializations per law: {n_pred}; drawn to get them: Part I {drawn1} (left out: predicted saddles or maxima, "
       f"and GD at h = {h0} not converged by t = {t1:g}), Part II {drawn2} (not converged by t = {t2:g}), "
@@ -697,18 +456,11 @@ _ = glue("left_out", f"{drawn1 - n_pred} of {drawn1} (Part I) and {drawn2 - n_pr
 # from the same initializations; an initialization agrees when its run did not diverge and ends where predicted.
 
 # %%
-pred_laws = {"Part I: basin": (one, th_p1, lambda th: one.agree(th, pred1), t1, batch1),
-             "Part II: interpolant": (two, th_p2, lambda th: two.agree(th, pred2, beta_tol), t2, batch2),
-             "Part III: signs": (three, th_p3, lambda th: three.agree(th, th_p3), t_pred3, batch3)}
 settings = [(k, h, 0.0) for k in ("gd", "sgd", "adam") for h in pred_lrs] + [("gd", h0, lam) for lam in decays]
-agree = {law: {} for law in pred_laws}  # law -> setting -> boolean per initialization
-for law, (prob, th0, agf, t_end, batch) in progress_bar(pred_laws.items(), desc="predictions", total=len(pred_laws)):
-    for k, h, lam in settings:
-        run = conservation.run_optimizer(prob.grad, th0, h, int(round(t_end / h)), quantity=prob.quantity,
-                                         optimizer=k, weight_decay=lam, n_data=prob.n_data, batch=batch, seed=seed)
-        agree[law][(k, h, lam)] = agf(run.theta[-1]) & ~run.diverged
-count = {law: {key: int(v.sum()) for key, v in agree[law].items()} for law in pred_laws}
-law_short = {"Part I: basin": "I", "Part II: interpolant": "II", "Part III: signs": "III"}
+agree, count = drift_checks.prediction_runs(
+    one, two, three, ini, settings, beta_tol=beta_tol, t3=t_pred3, batches=(batch1, batch2, batch3), seed=seed,
+    progress=lambda it: progress_bar(it, desc="predictions", total=3))
+pred_laws, law_short = list(count), drift_checks.LAW_SHORT
 
 # %% [markdown]
 # The claims: GD at the smallest step ends where each theorem predicts, and weight decay keeps Part III's
@@ -744,15 +496,7 @@ print(f"Adam against GD at h = {h0}, same initializations: " + glue(
     "adam_discordant", "; ".join(f"Adam misses where GD hits {b_}, the reverse {c_} ({law_short[law]})"
                                  for law, (b_, c_) in disc.items())))
 z_grid = wilson_lower_z(alpha, len(pred_laws) * len(settings))
-summary = {}  # the largest grid value at which the prediction demonstrably holds (record_results); None if none
-for law in pred_laws:
-    for k in ("gd", "sgd", "adam"):
-        summary[(law, k)] = drift_study.largest_holding({h: count[law][(k, h, 0.0)] for h in pred_lrs}, n_pred,
-                                                        agree_rate, z_grid)
-    summary[(law, "wd")] = drift_study.largest_holding({lam: count[law][("gd", h0, lam)] for lam in decays}, n_pred,
-                                                       agree_rate, z_grid)
-largest = {k: drift_study.largest_text([summary[(law, k)] for law in pred_laws], law_short.values())
-           for k in ("gd", "sgd", "adam", "wd")}
+summary, largest = drift_checks.largest_steps(count, pred_lrs, decays, h0, n_pred, agree_rate, z_grid)
 print(f"largest value at which the prediction holds (one-sided Wilson lower end > {agree_rate}, Bonferroni over the "
       f"{len(pred_laws) * len(settings)} cells): GD steps {largest['gd']}; SGD steps {largest['sgd']}; "
       f"Adam steps {largest['adam']}; decays {largest['wd']}")
@@ -760,16 +504,7 @@ print(f"largest value at which the prediction holds (one-sided Wilson lower end 
 # %% tags=["hide-input"]
 _ = glue("largest_steps", f"GD steps {largest['gd']}; SGD steps {largest['sgd']}; Adam steps "
                           f"{largest['adam']}; weight decays with GD at h = {h0}: {largest['wd']}")
-resolved = [law for law in pred_laws if summary[(law, "gd")] is not None]
-unresolved = [law for law in pred_laws if summary[(law, "gd")] is None]
-if unresolved:  # a law whose prediction holds demonstrably at no GD step of the grid is the most fragile
-    fragile_text = " and ".join(unresolved) + " (its prediction holds demonstrably at no GD step of the grid)"
-else:
-    h_min = min(summary[(law, "gd")] for law in resolved)
-    fragile = [law for law in resolved if summary[(law, "gd")] == h_min]
-    fragile_text = " and ".join(fragile) + (f" (tied, largest GD step {h_min:g})" if len(fragile) > 1
-                                            else f" (largest GD step {h_min:g})")
-_ = glue("most_fragile", fragile_text)
+_ = glue("most_fragile", drift_checks.most_fragile(summary, pred_laws))
 
 # %% [markdown]
 # Outside the theorem's side: random $\beta_0$ with $\delta < 0$ (`NeuronProblem.inits_free`), converged GD runs at
@@ -791,23 +526,7 @@ _ = glue("free_miss", f"{fraction(miss_f.sum(), n_pred)} (every miss started off
 # the step size, per optimizer (95% Wilson bands), and on the right GD at the smallest step against the weight decay.
 
 # %%
-fig, axes = plt.subplots(1, 4, figsize=(18, 4.2), layout="constrained")
-for ax, law in zip(axes, pred_laws):
-    for k in ("gd", "sgd", "adam"):
-        ks = np.array([count[law][(k, h, 0.0)] for h in pred_lrs])
-        lo, hi = wilson_interval(ks, np.full(len(ks), n_pred))
-        ax.semilogx(pred_lrs, ks / n_pred, "o-", color=colours[k], label=k.upper())
-        ax.fill_between(pred_lrs, lo, hi, color=colours[k], alpha=0.15)
-    ax.axhline(agree_rate, color="0.5", ls=":", label=f"agree_rate {agree_rate:g}")
-    ax.set(ylim=(-0.03, 1.03), xlabel="step size h", title=law)
-axes[0].set_ylabel("fraction ending where predicted (95% Wilson band)")
-axes[0].legend(fontsize=8)
-for law, col in zip(pred_laws, (plotting.GLOBAL, plotting.SADDLE, plotting.LOCAL)):
-    ks = np.array([count[law][("gd", h0, lam)] for lam in decays])
-    axes[3].semilogx(decays, ks / n_pred, "o-", color=col, label=law)
-axes[3].axhline(agree_rate, color="0.5", ls=":")
-axes[3].set(ylim=(-0.03, 1.03), xlabel="weight decay lambda", title=f"GD at h = {h0} with weight decay")
-axes[3].legend(fontsize=8)
+closing_drawings.prediction_figure(count, pred_lrs, decays, n_pred, agree_rate, h0)
 plt.show()
 
 # %% [markdown]

@@ -65,35 +65,8 @@ adam_factor = 5.0  # fixed before the data: Adam drifts more than this multiple 
 weight_decay = 0.05  # weight-decay coefficient lambda
 
 # %% tags=["hide-input"]
-import math
-
-from markovlib.book import params
-
-SPEC = params.declare(
-    seed=params.Int(0, why="seed of every random draw"),
-    dims=params.IntList(1, 10, why="the RK4 drift grows with the gradient: at d = 100 it exceeds flow_tol"),
-    width=params.Int(1, why="hidden neurons"),
-    n_data=params.Int(1, why="training points"),
-    n_seeds=params.Int(1, why="networks per d"),
-    t_flow=params.Real(0.0, 2.0, why="the stated horizon; must be > 0 (below)"),
-    flow_steps=params.IntList(10, why="RK4 step counts, at least 10 steps"),
-    flow_tol=params.Real(0.0, math.inf, closed=False, why="a tolerance is positive"),
-    lrs=params.RealList(0.0, 0.1, why="step sizes of the drift study; must be > 0 (below)"),
-    batch=params.Int(1, "n_data", why="a minibatch of the training points"),
-    slope_lo=params.Real(0.0, 1.0, closed=False, why="a slope below 1 that counts as O(h)"),
-    adam_factor=params.Real(1.0, 1e3, why="Adam drifts more than GD: a factor above 1"),
-    weight_decay=params.Real(0.0, 1.0, closed=False, why="a decay rate lambda in (0, 1)"),
-    require=[
-        ("n_seeds * len(dims) >= 10", lambda v: v["n_seeds"] * len(v["dims"]) >= 10, "at least 10 networks in all"),
-        ("t_flow > 0", lambda v: v["t_flow"] > 0, "a flow over a positive time"),
-        ("flow_steps increasing, at least two", lambda v: len(v["flow_steps"]) >= 2
-         and v["flow_steps"] == sorted(set(v["flow_steps"])), "the drift must shrink from the coarsest step"),
-        ("min(lrs) > 0", lambda v: min(v["lrs"]) > 0, "step sizes in (0, 0.1]"),
-        ("lrs: at least 3 distinct", lambda v: len(v["lrs"]) >= 3 and len(set(v["lrs"])) == len(v["lrs"]),
-         "a slope needs at least three step sizes"),
-        ("t_flow / max(lrs) >= 10", lambda v: v["t_flow"] / max(v["lrs"]) >= 10, "at least 10 steps at the largest h"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("topo_balances")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
@@ -103,20 +76,16 @@ import itertools
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
-from scipy import stats
 
-from markovlib.book import plotting
+from markovlib.book import plotting, report
 from markovlib.book.formatting import bound, fixed
 from markovlib.book.glue import glue
-from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.topology import balance_drift, shallow_relu
+from markovlib.topology import balances_checks, balances_drawings
 
 plotting.use_style()
-verified = Verification()  # one record per claim; the final cell prints the generated table
+verified = report.Verification()  # one record per claim; the final cell prints the generated table
 networks = list(itertools.product(dims, range(n_seeds)))
-_ = glue("tb_networks", str(len(networks)))
 print(f"{len(networks)} networks: d in {dims}, l = {width}, e = 1")
 
 # %% [markdown]
@@ -147,22 +116,7 @@ print(f"{len(networks)} networks: d in {dims}, l = {width}, e = 1")
 # reference) and compares markovlib's gradient with it.
 
 # %%
-sym_err, noether, grad_err = 0.0, 0.0, 0.0
-for d, s in networks:
-    r_ = np.random.default_rng([seed, d, s])
-    X, y, W1, a = balance_drift.problem(r_, d, width, n_data)
-    f0 = np.maximum(X @ W1.T, 0) @ a
-    sc = np.exp(r_.uniform(-2, 2, size=width))
-    perm = r_.permutation(width)
-    f1 = np.maximum(X @ (W1 * sc[:, None])[perm].T, 0) @ (a / sc)[perm]
-    sym_err = max(sym_err, np.abs(f1 - f0).max() / np.abs(f0).max())
-    # Independent reference: torch autograd of the same MSE (do not replace with markovlib)
-    t1, ta = torch.tensor(W1, requires_grad=True), torch.tensor(a, requires_grad=True)
-    L = 0.5 * ((torch.relu(torch.tensor(X) @ t1.T) @ ta - torch.tensor(y)) ** 2).mean()
-    g1, ga = (g.numpy() for g in torch.autograd.grad(L, (t1, ta)))
-    noether = max(noether, np.abs((W1 * g1).sum(1) - a * ga).max())
-    _, n1, na = shallow_relu.loss_grad(W1, a, X, y)
-    grad_err = max(grad_err, np.abs(n1 - g1).max(), np.abs(na - ga).max())
+sym_err, noether, grad_err = balances_checks.symmetry_checks(networks, seed, width, n_data)
 print("rescaling + permutation change f by (relative)", bound(sym_err, 1e-12))
 print("w_k . grad_w L - a_k . grad_a L (torch autograd):", bound(noether, 1e-13))
 print("markovlib.topology.shallow_relu gradient vs autograd:", bound(grad_err, 1e-12))
@@ -191,15 +145,8 @@ _ = verified.record("shallow_relu gradient = autograd", grad_err < 1e-12, kind="
 # records, per step count, the largest $|c_k(t) - c_k(0)|$ over every neuron of every network.
 
 # %%
-flow_drift = np.zeros(len(flow_steps))
-for d, s in networks:
-    X, y, W1, a = balance_drift.problem(np.random.default_rng([seed, d, s]), d, width, n_data)
-    c0 = (W1**2).sum(1) - a**2
-    for i, n_steps in enumerate(flow_steps):
-        c_path = balance_drift.rk4_balances(W1, a, X, y, t_flow, n_steps)
-        flow_drift[i] = max(flow_drift[i], np.abs(c_path - c0).max())
+flow_drift = balances_checks.flow_drifts(networks, seed, width, n_data, t_flow, flow_steps)
 drift_text = ", ".join(f"{x:.1e}" for x in flow_drift)  # two significant digits
-shrinks = bool(flow_drift[-1] < flow_drift[0] or flow_drift[0] < 1e-10)   # smaller at the finest step (above rounding)
 print(f"RK4 flow over t = {t_flow}, max over networks of max_k |c_k(t) - c_k(0)| at {flow_steps} steps: {drift_text}")
 
 # %% [markdown]
@@ -207,7 +154,9 @@ print(f"RK4 flow over t = {t_flow}, max over networks of max_k |c_k(t) - c_k(0)|
 # step and smaller there than at the coarsest; the exact flow conserves $c_k$.
 
 # %% tags=["hide-input"]
+glue("tb_networks", str(len(networks)))
 glue("tb_flow_drift", f"{flow_drift[-1]:.1e}")
+shrinks = bool(flow_drift[-1] < flow_drift[0] or flow_drift[0] < 1e-10)   # smaller at the finest step (above rounding)
 glue("tb_flow_drifts", drift_text)
 _ = verified.record("c_k conserved by the integrated flow", flow_drift[-1] < flow_tol and shrinks, kind="same code",
                     check=f"fixed-step RK4 with markovlib's gradient (checked above), {len(networks)} networks, "
@@ -228,16 +177,7 @@ _ = verified.record("c_k conserved by the integrated flow", flow_drift[-1] < flo
 # cancellation. The next cell runs all three at every step size on every network (`balance_drift.optimizer_drift`).
 
 # %%
-drifts = {k: np.zeros((len(lrs), len(networks))) for k in balance_drift.OPTIMIZERS}
-ident_max = 0.0
-for j, (d, s) in enumerate(networks):
-    X, y, W1, a = balance_drift.problem(np.random.default_rng([seed, d, s]), d, width, n_data)
-    for i, h in enumerate(lrs):
-        for kind in drifts:
-            dr, idt = balance_drift.optimizer_drift(W1, a, X, y, h=h, t=t_flow, kind=kind, batch=batch,
-                                                    rng=np.random.default_rng([seed, d, s, 7]))
-            drifts[kind][i, j] = dr
-            ident_max = max(ident_max, idt)
+drifts, ident_max = balances_checks.optimizer_drifts(networks, seed, width, n_data, lrs, t_flow, batch)
 print("one GD/SGD step: c' - c = h^2 (|g_w|^2 - |g_a|^2), max deviation", bound(ident_max, 1e-12))
 
 # %% [markdown]
@@ -248,17 +188,10 @@ print("one GD/SGD step: c' - c = h^2 (|g_w|^2 - |g_a|^2), max deviation", bound(
 # $h$, and its mean slope must stay below `slope_lo` (over a fixed time an $O(h)$ change per step does not cancel).
 
 # %%
-slopes = {k: np.polyfit(np.log(lrs), np.log(v), 1)[0] for k, v in drifts.items()}   # one slope per network
-gd_lo, gd_hi = float(slopes["gd"].min()), float(slopes["gd"].max())
-sgd_mean = float(slopes["sgd"].mean())
-sgd_half = float(stats.t.ppf(0.975, len(networks) - 1) * slopes["sgd"].std(ddof=1) / np.sqrt(len(networks)))
-adam_ratio = float(np.min(drifts["adam"] / drifts["gd"]))
-adam_mean = float(slopes["adam"].mean())
-print(f"  GD: per-network slopes of log drift vs log h from {fixed(gd_lo, 2)} to {fixed(gd_hi, 2)}")
-print(f" SGD: mean slope {fixed(sgd_mean, 2)}, 95 % t interval [{fixed(sgd_mean - sgd_half, 2)}, "
-      f"{fixed(sgd_mean + sgd_half, 2)}] (per network from {fixed(slopes['sgd'].min(), 2)} to {fixed(slopes['sgd'].max(), 2)})")
-print(f"Adam: drift / GD drift at least {fixed(np.floor(adam_ratio), 0)} (every network, every h); "
-      f"mean slope {fixed(adam_mean, 2)}")
+st = balances_checks.slope_stats(drifts, lrs)
+gd_lo, gd_hi, sgd_mean, sgd_half, adam_ratio, adam_mean = (
+    st[k] for k in ("gd_lo", "gd_hi", "sgd_mean", "sgd_half", "adam_ratio", "adam_mean"))
+print(st["text"])
 
 # %% tags=["hide-input"]
 glue("tb_gd_slopes", f"[{fixed(gd_lo, 2)}, {fixed(gd_hi, 2)}]")
@@ -291,11 +224,7 @@ _ = verified.record("Adam breaks the conservation at first order", adam_ratio > 
 # flow on the first network with the finest RK4 step and compares $c_k(t)$ with $c_k(0)\,e^{-2\lambda t}$.
 
 # %%
-X, y, W1, a = balance_drift.problem(np.random.default_rng([seed, dims[0], 0]), dims[0], width, n_data)
-c_wd = np.vstack([(W1**2).sum(1) - a**2,
-                  balance_drift.rk4_balances(W1, a, X, y, t_flow, flow_steps[-1], weight_decay=weight_decay)])
-ts = np.linspace(0, t_flow, flow_steps[-1] + 1)
-wd_err = np.abs(c_wd - c_wd[:1] * np.exp(-2 * weight_decay * ts)[:, None]).max()
+ts, c_wd, wd_err = balances_checks.decay_check(seed, dims[0], width, n_data, t_flow, flow_steps[-1], weight_decay)
 wd_text = bound(wd_err, 1e-8) if wd_err < 1e-10 else f"{wd_err:.0e}"   # rounding level as a bound, else one digit
 print(f"weight decay {weight_decay}: |c_k(t) - c_k(0) exp(-2 lambda t)| {wd_text}")
 
@@ -310,24 +239,7 @@ _ = verified.record("weight decay: c_k(t) = c_k(0) exp(-2 lambda t)", wd_err < f
 # follow the exponential.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
-for k, col in (("gd", plotting.GLOBAL), ("sgd", plotting.SADDLE), ("adam", plotting.LOCAL)):
-    for j in range(len(networks)):
-        axes[0].loglog(lrs, drifts[k][:, j], "-", color=col, alpha=0.3, lw=0.8)
-    axes[0].loglog(lrs, np.exp(np.mean(np.log(drifts[k]), axis=1)), "o-", color=col, lw=2,
-                   label=f"{k.upper()} (geometric mean)")
-axes[0].set_xlabel("step size h")
-axes[0].set_ylabel(f"max_k |c_k(t) - c_k(0)| at t = {t_flow}")
-axes[0].set_title(f"Discrete optimizers break the conservation ({len(networks)} networks)")
-axes[0].legend()
-for k in range(width):
-    axes[1].plot(ts, c_wd[:, k], color=plotting.NEUTRAL)
-    axes[1].plot(ts, c_wd[0, k] * np.exp(-2 * weight_decay * ts), ":", color=plotting.LOCAL,
-                 label="$c_k(0)e^{-2\\lambda t}$" if k == 0 else None)
-axes[1].set_xlabel("time t")
-axes[1].set_ylabel("$c_k(t)$")
-axes[1].set_title(f"Weight decay lambda = {weight_decay}: balances decay to 0")
-axes[1].legend()
+balances_drawings.drift_figure(drifts, lrs, ts, c_wd, weight_decay, t_flow)
 plt.show()
 
 # %% tags=["hide-input"]

@@ -3,6 +3,8 @@ network f(x) = a . relu(W1 x) (Nurisso et al., NeurIPS 2024, Eq. (10)-(12) and S
 
 * :func:`teacher` and :func:`problem` -- the test problem of the chapter ``topo_balances``: Gaussian inputs, a
   fixed ReLU teacher, weights U(-1, 1);
+* :func:`rk4_path` -- the classical fixed-step RK4 of any vector field on rows of parameters (an independent
+  integrator of a flow, also the closing chapter's for the ReLU network);
 * :func:`rk4_balances` -- the gradient flow theta' = -grad L(theta) - lambda theta integrated by the classical
   fixed-step RK4 (the vector field jumps at the ReLU kinks, so no adaptive step), with the balances after every
   step. The exact flow keeps c_k (lambda = 0) or gives c_k(t) = c_k(0) exp(-2 lambda t);
@@ -22,21 +24,19 @@ import numpy as np
 from ..numerics import checks
 from . import invariant_set, shallow_relu
 
-__all__ = ["teacher", "problem", "rk4_balances", "optimizer_drift", "OPTIMIZERS"]
+__all__ = ["teacher", "problem", "rk4_path", "rk4_balances", "optimizer_drift", "OPTIMIZERS"]
 
 OPTIMIZERS = ("gd", "sgd", "adam")
 
 
 def _int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return checks.positive_int(name, value) if minimum == 1 else checks.nonnegative_int(name, value)
 
 
 def _positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (np.isfinite(value) and value > 0):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a finite real > 0, got {value!r}")
-    return float(value)
+    return checks.positive_real(name, value)
 
 
 def teacher(X) -> np.ndarray:
@@ -57,6 +57,26 @@ def problem(rng, d, width, n_data):
     return X, teacher(X), rng.uniform(-1, 1, size=(width, d)), rng.uniform(-1, 1, size=width)
 
 
+def rk4_path(field, theta0, t_end, dt) -> np.ndarray:
+    """Independent reference: the classical fixed-step RK4 of theta' = field(theta) from ``theta0`` (rows are
+    initializations) to ``t_end`` in round(t_end / dt) equal steps (at least one); every iterate, shape
+    (steps + 1, rows, dim). No adaptive step: a ReLU network's field jumps at the kinks, where adaptive solvers
+    stall."""
+    t_end, dt = _positive("t_end", t_end), _positive("dt", dt)
+    n = max(1, int(round(t_end / dt)))
+    dt = t_end / n
+    y = np.atleast_2d(checks.finite_array("theta0", theta0)).astype(float).copy()
+    out = [y.copy()]
+    for _ in range(n):
+        k1 = field(y)
+        k2 = field(y + dt / 2 * k1)
+        k3 = field(y + dt / 2 * k2)
+        k4 = field(y + dt * k3)
+        y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        out.append(y.copy())
+    return np.stack(out)
+
+
 def rk4_balances(W1, a, X, y, t, n_steps, weight_decay=0.0) -> np.ndarray:
     """The balances c_k = ||w_k||^2 - a_k^2 after each of ``n_steps`` classical RK4 steps of size t / n_steps of
     the flow theta' = -grad L(theta) - weight_decay theta, L the MSE of :mod:`shallow_relu`; shape
@@ -75,15 +95,8 @@ def rk4_balances(W1, a, X, y, t, n_steps, weight_decay=0.0) -> np.ndarray:
         flow = -np.concatenate([gW.ravel(), gA])
         return flow - weight_decay * th if weight_decay else flow
 
-    theta, dt, cs = np.concatenate([W1.ravel(), a]), t / n_steps, []
-    for _ in range(n_steps):
-        k1 = rhs(theta)
-        k2 = rhs(theta + dt / 2 * k1)
-        k3 = rhs(theta + dt / 2 * k2)
-        k4 = rhs(theta + dt * k3)
-        theta = theta + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        cs.append((theta[: width * d].reshape(width, d) ** 2).sum(1) - theta[width * d:] ** 2)
-    return np.array(cs)
+    path = rk4_path(lambda th: rhs(th[0])[None], np.concatenate([W1.ravel(), a]), t, t / n_steps)[1:, 0]
+    return (path[:, : width * d].reshape(n_steps, width, d) ** 2).sum(2) - path[:, width * d:] ** 2
 
 
 def optimizer_drift(W1, a, X, y, *, h, t, kind, rng=None, batch=None) -> tuple[float, float]:
