@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,6 +12,11 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '0.02': the tolerance of the asymptote law |4|g'(0)| t |e| - 1| < 0.02, fixed
+#         in energy_basins.separatrix_arms
+#       '3': the paper's Thm 2, item (3) (its App. F), as restated in this chapter
 # ---
 
 # %% [markdown]
@@ -418,7 +424,7 @@ _ = verified.record("Lemmas 10, 11: flows converge to a critical point on their 
 # vanishes at the saddle, {prf:ref}`Lemma 8 <lem-8>`). Checked: the product $4|g'(0)|\,t\,|e(t)| \to 1$, next to the
 # start points on the two invariant lines. The claim is asymptotic in $t$: with the next order kept,
 # $\dot e \approx -4|g'(0)|e^2(1 + \alpha e)$ integrates to $1/e \approx 4|g'(0)|t + \alpha\log(4|g'(0)|t)$, so at
-# $t_{max} = t_{eff}/|g'(0)|$ the product misses 1 by about $\alpha\log(4t_{eff})/(4t_{eff})$. With $\alpha$ of order
+# $t_{max} = t_{eff}/|g'(0)|$ the product misses $1$ by about $\alpha\log(4t_{eff})/(4t_{eff})$. With $\alpha$ of order
 # one this term is $0.027$ at $t_{eff} = 50$, where a referee's run at the corner chains found the product off by more
 # than the tolerance 0.02. So the parameters cell requires $t_{eff} \ge 200$, where
 # $\log(4t_{eff})/(4t_{eff}) \le 0.0084$, less than half of the tolerance. The level set $\{E = E_{sad}\}$ has two more arms, those that do not end

@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,6 +12,11 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '1': the chapter's numbering of its checks of Thm 1 (Check 1, Sec. 3)
+#       '2': the chapter's numbering of its checks of Thm 1 (Check 2, Sec. 3)
+#       '3': the chapter's numbering of its checks of Thm 1 (Check 3, Sec. 3)
 # ---
 
 # %% [markdown]

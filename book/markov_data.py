@@ -184,7 +184,7 @@ _ = glue("md_batch", str(batch))
 # The bigram minimum is a minimum over *all* pairs $(f_0, f_1)$, and the unigram minimum is the best point of the
 # diagonal $f_0 = f_1$. The check evaluates the exact expected loss $\pi_0\,\mathrm{CE}(p, f_0) +
 # \pi_1\,\mathrm{CE}(1-q, f_1)$ on a grid that is uniform in the logits $u_i = \log\frac{f_i}{1 - f_i}$, so that
-# it resolves kernels near 0 and 1 as well as near $\frac12$. In the logit, $\mathrm{CE}(t, \sigma(u)) =
+# it resolves kernels near $0$ and $1$ as well as near $\frac12$. In the logit, $\mathrm{CE}(t, \sigma(u)) =
 # \log(1 + e^u) - t u$ has second derivative $\sigma'(u) \le \frac14$, so on a grid of step $\delta$ the best grid
 # point lies within $\delta/2$ of the minimizer in each coordinate and exceeds the minimum by at most
 # $\frac12\cdot\frac14\,(\delta/2)^2 = \delta^2/32$: the tolerance of the check, derived before the run. The figure

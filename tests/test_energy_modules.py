@@ -8,6 +8,7 @@ import pytest
 
 matplotlib.use("Agg")
 
+from markovlib.markov import drawings as markov_drawings  # noqa: E402
 from markovlib.markov import (  # noqa: E402
     energy_basins,
     energy_bias,
@@ -16,7 +17,6 @@ from markovlib.markov import (  # noqa: E402
     energy_reference,
     energy_small,
 )
-from markovlib.markov import drawings as markov_drawings  # noqa: E402
 from markovlib.markov.energy import SADDLE_ENERGY, energy  # noqa: E402
 
 
