@@ -87,7 +87,8 @@ from markovlib.book.formatting import bound, fixed
 from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov import canonical, canonical_checks, canonical_drawings, canonical_fullmodel
+from markovlib.markov import canonical, canonical_checks, canonical_drawings
+from markovlib.transformer import canonical_fullmodel
 from markovlib.markov.chain import MarkovChain
 
 torch.set_num_threads(1)
@@ -101,7 +102,7 @@ exact = dict(n_exact=N_exact, seed=seed)  # the full model's exact population lo
 # %% [markdown]
 # The checks below compare the model with formulas written out in `markovlib.markov.canonical_reference`, an
 # independent reference that calls none of the functions it checks (Lemma 2's right-hand side, its derivative in
-# $\beta$, $c^*$, the entropy rate and $H(\pi)$); the full-model steps are `markovlib.markov.canonical_fullmodel`,
+# $\beta$, $c^*$, the entropy rate and $H(\pi)$); the full-model steps are `markovlib.transformer.canonical_fullmodel`,
 # the checks of `markovlib.markov.canonical` are `markovlib.markov.canonical_checks`.
 
 # %% [markdown]

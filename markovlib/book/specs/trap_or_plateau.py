@@ -30,6 +30,10 @@ SPEC = params.declare(
     slice_seed=params.Int(0, 19, why="a stored seed"),
     slice_steps=params.Int(50, SLICE_PREFIX, multiple_of=EVAL_EVERY,
                            why="stored evaluations inside the measured deterministic prefix"),
+    law_band=params.Real(1.01, 2.0, why="a band around 1 for the median ratio law / stored; 1.1 was set after the "
+                         "law's first comparison with the stored runs"),
+    law_run_band=params.Real(1.1, 10.0, why="a band around 1 for every run's ratio"),
+    clip_share_max=params.Real(1e-6, 0.1, why="a share of steps small enough that clipping does not change the drift"),
     require=[("sgd_exponent[0] < sgd_exponent[1]", lambda v: v["sgd_exponent"][0] < v["sgd_exponent"][1],
               "an interval [lo, hi]"),
              ("slice_steps <= the measured prefix of slice_seed",

@@ -27,15 +27,15 @@ from scipy.special import logit
 
 from ..book import inference
 from ..book.formatting import bound, fixed
+from ..markov import canonical
+from ..markov.canonical_reference import lemma2_rhs
+from ..markov.chain import binary_entropy
+from ..markov.checks import min_over_bias
 from ..numerics import checks
-from ..transformer.exact import exact_loss
-from ..transformer.inits import random_alpha
-from ..transformer.model import canonical_full_model
-from ..transformer.readout import canonical_logit_offset, canonical_scalars, optimal_canonical_bias
-from . import canonical
-from .canonical_reference import lemma2_rhs
-from .chain import binary_entropy
-from .checks import min_over_bias
+from .exact import exact_loss
+from .inits import random_alpha
+from .model import canonical_full_model
+from .readout import canonical_logit_offset, canonical_scalars, optimal_canonical_bias
 
 
 def full_loss(e, w, b, chain, n_exact, seed) -> float:
