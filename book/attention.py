@@ -830,10 +830,10 @@ _ = verified.record("basin slices: integrated outcomes = the 3-D rule on every g
 _ = glue("basin_mismatch", f"{basins.n_bad + slice_bad}")
 
 # %% [markdown]
-# The separating surfaces in 3-D: over $R_0$ (parameterized by $a$ and $e = s\,e_S(a)$, $|s| < 1$) the surfaces
+# The separating surfaces in $(e, w, a)$: over $R_0$ (parameterized by $a$ and $e = s\,e_S(a)$, $|s| < 1$) the surfaces
 # $w = w_+(e, a)$ (the boundary of the unigram basin for $p + q > 1$) and $w = w_-(e, a)$ (for $p + q < 1$). They meet
-# along the saddle line $\{e = 0,\ w = -1/\sqrt2\}$, like the 2-D saddle asymptotes meet at the saddle, and the basins
-# are closed off by the wall $S \times \mathbb R_w$.
+# along the saddle line $\{e = 0,\ w = -1/\sqrt2\}$, as the saddle asymptotes of the plane $(e, w)$ meet at its saddle,
+# and the basins are closed off by the wall $S \times \mathbb R_w$ (`attention_drawings.basin_surfaces`).
 
 # %%
 attention_drawings.basin_surfaces()
