@@ -93,98 +93,37 @@ sep_resolve = 100.0  # pre-registered: the next-order term checked there must ex
 control_scale = 1.05  # negative control of the label check: a flow whose a-velocity is scaled by this leaves its line
 
 # %%
-import math
+from markovlib.book import specs
 
-from markovlib.book import params
-
-RANGE, POS = "Part I's theory range at the margin from p + q = 1 (the claims depend on its side)", dict(closed=False)
-increasing = lambda xs: all(b > a for a, b in zip(xs, xs[1:]))  # noqa: E731
-SPEC = params.declare(
-    margin=params.Real(0.1, 0.5, why="the claims are stated away from the i.i.d. line"),
-    p_hi=params.Real(*params.THEORY_RANGE, why=RANGE + "; p_hi + q_hi > 1 (below)"),
-    q_hi=params.Real(*params.THEORY_RANGE, why=RANGE),
-    p_lo=params.Real(*params.THEORY_RANGE, why=RANGE + "; p_lo + q_lo < 1 (below)"),
-    q_lo=params.Real(*params.THEORY_RANGE, why=RANGE),
-    pq_pairs=params.Chains(0.1, params.THEORY_RANGE, why=RANGE + "; both sides of the line (below)"),
-    seed=params.Int(0, why="any seed"),
-    torch_dims=params.IntList(1, why="any embedding dimension"),
-    torch_lengths=params.IntList(1, why="any sequence length"),
-    n_root_starts=params.Int(1, why="any number"), root_box=params.Real(0.0, math.inf, **POS, why="a half-width"),
-    set_tol=params.Real(1e-9, 1e-3, why="above the roots' resolution (|grad L| < 1e-10), below the sets' separation"),
-    n_random=params.Int(1, why="any number"),
-    line_tol=params.Real(1e-12, 1e-4, why="above LSODA's error at rtol 1e-11"),
-    min_checked=params.Int(1, why="any number of points per flow"),
-    example_pq=params.Chain(0.1, params.THEORY_RANGE, why=RANGE),
-    t_eff=params.Real(200.0, 1e6, why="the bound derived in gradient_flow_energy for the slowest approach"),
-    example_theta=params.RealList(why="a start [e0, w0, a0] (three entries, below)"),
-    squeeze_pq=params.Chain(0.1, params.THEORY_RANGE, why=RANGE),
-    squeeze_theta=params.RealList(why="a start [e0, w0, a0] (three entries, below)"),
-    mc_sigmas=params.RealList(0.0, 3.0, why="positive and increasing, the first at most 0.1: the small-sigma limit"),
-    mc_n=params.Int(100, why="a Wilson bound above mc_limit needs it"),
-    mc_pred_n=params.Int(1, why="any number"),
-    mc_alpha=params.Real(0.0, 0.5, **POS, why="a family-wise error, fixed before the data"),
-    mc_limit=params.Real(0.5, 0.9999, why="a rate, fixed before the data"),
-    mc_trend_se=params.Real(0.0, math.inf, **POS, why="fixed before the data"),
-    grid_n=params.Int(2, why="even (below): no start on e0 = 0, a critical point"),
-    slice_a0=params.RealList(-2.0, 2.0, why="slices inside the drawn box"),
-    n_traj=params.Int(1, why="any number"), max_steps=params.Int(1, why="any step cap"),
-    sep_a=params.RealList(-50.0, -3.0, why="where the next-order term of the asymptote is resolved (derived below)"),
-    sep_resolve=params.Real(1.0, 1e6, why="fixed before the data"),
-    control_scale=params.Real(1.001, 2.0, why="a flow that visibly leaves its line"),
-    require=[
-        ("|p + q - 1| >= margin for every chain", lambda v: all(abs(a + b - 1) >= v["margin"] - 1e-12 for a, b in (
-            [(v["p_hi"], v["q_hi"]), (v["p_lo"], v["q_lo"]), v["example_pq"], v["squeeze_pq"]] + v["pq_pairs"])),
-         "the stated margin"),
-        ("p_hi + q_hi > 1 > p_lo + q_lo", lambda v: v["p_hi"] + v["q_hi"] > 1 > v["p_lo"] + v["q_lo"],
-         "one chain on each side of the line"),
-        ("pq_pairs on both sides of p + q = 1", lambda v: any(a + b > 1 for a, b in v["pq_pairs"])
-         and any(a + b < 1 for a, b in v["pq_pairs"]), "the basins' dependence on the side"),
-        ("len(example_theta) == len(squeeze_theta) == 3",
-         lambda v: len(v["example_theta"]) == len(v["squeeze_theta"]) == 3, "starts (e0, w0, a0)"),
-        ("mc_sigmas increase, 0 < mc_sigmas[0] <= 0.1",
-         lambda v: 0 < v["mc_sigmas"][0] <= 0.1 and increasing(v["mc_sigmas"]),
-         "the first is the small-sigma limit"),
-        ("grid_n even", lambda v: v["grid_n"] % 2 == 0, "no start on the critical plane e0 = 0"),
-    ],
-)
+SPEC = specs.load("attention")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
 # %%
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
-import sympy as sp
 import torch
 from IPython.display import display
-from matplotlib.lines import Line2D
-from scipy.integrate import solve_ivp
-from scipy.stats import binomtest, norm
 
-from markovlib.book import explorers, plotting, widgets
+from markovlib.book import plotting, widgets
 from markovlib.book.formatting import bound, fixed, fraction, yes_no
 from markovlib.book.glue import glue
-from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov import attention, canonical, checks, invariant, reference
+from markovlib.markov import attention, attention_basins, attention_drawings, attention_flows, attention_landscape
+from markovlib.markov import attention_model, canonical, invariant
 from markovlib.markov import drawings as markov_drawings
 from markovlib.markov.chain import MarkovChain
 from markovlib.markov.energy import SADDLE_ENERGY, energy
-from markovlib.markov.flow import data_rate, horizon, integrate, integrate_batch
-from markovlib.numerics.numdiff import fd_hessian
-from markovlib.numerics.roots import multistart_roots
+from markovlib.markov.flow import data_rate, horizon
 from markovlib.transformer.model import MarkovTransformer
 
 torch.set_num_threads(1)
 torch.manual_seed(seed)
 plotting.use_style()
 verified = Verification()  # one record per claim; the "What was verified" table is generated from it
-W_SAD = canonical.W_SADDLE  # -1/sqrt(2)
-sides = {">1": [pq for pq in pq_pairs if sum(pq) > 1], "<1": [pq for pq in pq_pairs if sum(pq) < 1]}
-
-print(f"E_sad = {SADDLE_ENERGY:.6f}, w_sad = {W_SAD:.6f}")
+pairs = [(p_hi, q_hi), (p_lo, q_lo)]  # one chain per side: the single-chain checks and the figures
+print(f"E_sad = {SADDLE_ENERGY:.6f}, w_sad = {canonical.W_SADDLE:.6f}")
 for p_, q_ in pq_pairs:
     ch = MarkovChain(p_, q_)
     print(f"p={p_}, q={q_}: p+q={p_ + q_:.2f}, c*={canonical.c_star(p_, q_):+.4f}, entropy rate {ch.entropy_rate:.4f}, "
@@ -245,42 +184,15 @@ for p_, q_ in pq_pairs:
 # `canonical.coefficient`.
 
 # %%
-rng = np.random.default_rng(seed)
-cases = [(1.3, 0.35), (-1.3, 0.35), (1.3, -3.0), (-1.3, -3.0), (0.7, 0.0)]  # (e, a): both signs of e and of k
-rows, worst = [], 0.0
-for d in torch_dims:
-    alpha = rng.choice([-1.0, 1.0], d) / math.sqrt(d)
-    for N in torch_lengths:
-        for e_, a_ in cases:
-            for w_ in (0.6, -0.9):
-                b_ = float(rng.normal())
-                model = MarkovTransformer.canonical(e_, w_, a_, b_, d=d, max_len=N, alpha=alpha, attention="linear")
-                x = torch.as_tensor(rng.integers(0, 2, (6, N)))
-                with torch.no_grad():
-                    logits, hid = model(x, return_hidden=True)
-                xs = x.numpy().astype(float)
-                k_ = 1 + a_ * e_**2
-                y_pred = (e_ * k_ * (xs - 0.5))[..., None] * alpha
-                f_, m_ = e_**2 * k_, 1 + 2 * w_ * abs(w_)
-                beta = b_ - f_ / 2 - (2 * w_ * abs(w_) * f_ if e_ * k_ < 0 else 0.0)
-                logit_pred = f_ * m_ * xs + beta
-                err_y = float(np.abs(hid["y"].numpy() - y_pred).max())
-                err_l = float(np.abs(logits.numpy() - logit_pred).max())
-                with torch.no_grad():
-                    gap = (model(torch.tensor([[1]])) - model(torch.tensor([[0]]))).item()
-                err_c = abs(gap - float(canonical.coefficient(e_, w_, a_)))
-                worst = max(worst, err_y, err_l, err_c)
-                rows.append((d, N, e_, a_, w_, k_, err_y, err_l, err_c))
-print(f"{'d':>2}{'N':>4}{'e':>6}{'a':>6}{'w':>6}{'1+ae^2':>8}  {'max|y-(eq)|':>12}{'max|logit-(eq)|':>16}{'|gap-c|':>9}")
-for d, N, e_, a_, w_, k_, ey, el, ec in rows[:: max(1, len(rows) // 20)]:
-    print(f"{d:>2}{N:>4}{e_:>6.1f}{a_:>6.2f}{w_:>6.1f}{k_:>8.2f}  {bound(ey, 1e-11):>12}{bound(el, 1e-11):>16}{bound(ec, 1e-11):>9}")
-print(f"{len(rows)} configurations (every 1 in {max(1, len(rows) // 20)} shown); worst error {bound(worst, 1e-11)}")
+rng = np.random.default_rng(seed)  # directions, biases and sequences of this check and the next
+full = attention_model.full_model_check(torch_dims, torch_lengths, rng, MarkovTransformer.canonical)
+print(full.report())
 
 # %% tags=["hide-input"]
-_ = glue("att_full_err", bound(worst, 1e-11))
-_ = verified.record("eq-att-y, eq-att-c: the full model with linear attention is the scalar a", worst < 1e-6,
-                    check=f"torch model, d in {torch_dims}, lengths {torch_lengths}, both signs of e and 1 + ae^2 ({len(rows)} cases)",
-                    measured=bound(worst, 1e-11), tolerance="1e-6", kind="independent")
+_ = glue("att_full_err", bound(full.worst, 1e-11))
+_ = verified.record("eq-att-y, eq-att-c: the full model with linear attention is the scalar a", full.worst < 1e-6,
+                    check=f"torch model, d in {torch_dims}, lengths {torch_lengths}, both signs of e and 1 + ae^2 ({len(full.rows)} cases)",
+                    measured=bound(full.worst, 1e-11), tolerance="1e-6", kind="independent")
 
 # %% [markdown]
 # ### Gradients and the optimal bias (Lemma 13)
@@ -322,53 +234,19 @@ _ = verified.record("eq-att-y, eq-att-c: the full model with linear attention is
 # The full model with linear attention against `canonical.grad`, at a bias and at the optimal bias:
 
 # %%
-d = 8
-alpha_t = torch.as_tensor(rng.choice([-1.0, 1.0], d) / math.sqrt(d))
-u_t = torch.as_tensor(rng.uniform(0.5, 1.5, 4 * d))
-u_t = 2 * u_t / u_t.norm()
-model = MarkovTransformer(d, 1, attention="linear")
-print(f"{'p':>5}{'q':>5}{'e':>6}{'w':>6}{'a':>6}{'e(1+ae^2)':>10}  {'rel err, bias b':>15}{'rel err, reduced':>17}"
-      f"{'|dL/db| at b*':>14}{'|L - L_indep|':>14}")
-worst_b, worst_r, worst_db, worst_ind = 0.0, 0.0, 0.0, 0.0
-for p_, q_ in pq_pairs:
-    for e_, w_, a_ in [(0.8, -0.4, 0.5), (-1.1, 0.7, 0.2), (1.2, 0.5, -1.5), (-0.6, -1.1, -4.0)]:
-        et = e_ * (1 + a_ * e_**2)
-        th = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (e_, w_, a_)]
-        # (i) at a generic bias, where canonical's convention applies (e(1 + a e^2) > 0)
-        if et > 0:
-            b_ = 0.3
-            bt = torch.tensor(b_, dtype=torch.float64, requires_grad=True)
-            L_full = reference.full_model_loss(model, *th, bt, alpha_t, u_t, p_, q_)
-            g_t = torch.autograd.grad(L_full, [*th, bt])
-            g_c = np.array(canonical.grad(e_, w_, p_, q_, a=a_, b=b_), dtype=float)
-            err_b = float(np.max(np.abs(np.array([float(g) for g in g_t]) - g_c)) / np.max(np.abs(g_c)))
-            worst_b = max(worst_b, err_b)
-            with torch.no_grad():  # the independent torch loss of the root searches = the full model's loss
-                err_ind = abs(float(L_full) - float(reference.attention_loss(*[torch.tensor(v, dtype=torch.float64)
-                                                                       for v in (e_, w_, a_, b_)], p_, q_)))
-            worst_ind = max(worst_ind, err_ind)
-        else:
-            err_b = err_ind = float("nan")
-        # (ii) at the optimal bias b* (all sign cases): the reduced gradient, and dL/db = 0
-        bt = torch.tensor(reference.optimal_bias_full(e_, w_, a_, p_, q_), dtype=torch.float64, requires_grad=True)
-        g_t = torch.autograd.grad(reference.full_model_loss(model, *th, bt, alpha_t, u_t, p_, q_), [*th, bt])
-        g_r = np.array(canonical.grad(e_, w_, p_, q_, a=a_), dtype=float)
-        err_r = float(np.max(np.abs(np.array([float(g) for g in g_t[:3]]) - g_r)) / np.max(np.abs(g_r)))
-        db = abs(float(g_t[3]))
-        worst_r, worst_db = max(worst_r, err_r), max(worst_db, db)
-        print(f"{p_:>5}{q_:>5}{e_:>6.1f}{w_:>6.1f}{a_:>6.1f}{et:>10.3f}  "
-              f"{('-' if np.isnan(err_b) else bound(err_b, 1e-10)):>15}{bound(err_r, 1e-10):>17}"
-              f"{bound(db, 1e-10):>14}{('-' if np.isnan(err_ind) else bound(err_ind, 1e-12)):>14}")
+lin = attention_model.LinearModel(rng, MarkovTransformer(8, 1, attention="linear"))  # differentiable canonical weights
+grads = attention_model.gradient_check(lin, pq_pairs)
+print(grads.report())
 
 # %% tags=["hide-input"]
 _ = verified.record("Lemma 13: canonical.grad = torch autograd of the full model (bias b and reduced)",
-                    worst_b < 1e-8 and worst_r < 1e-8, check="exact population loss of the full model, 16 points per chain",
-                    measured=bound(max(worst_b, worst_r), 1e-11), tolerance="1e-8 relative", kind="independent")
-_ = verified.record("Lemma 13: dL/db = 0 at the optimal bias b* (all sign cases of e(1 + ae^2))", worst_db < 1e-10,
-                    check="torch autograd of the full model at b*", measured=bound(worst_db, 1e-13), tolerance="1e-10",
+                    grads.worst_b < 1e-8 and grads.worst_r < 1e-8, check="exact population loss of the full model, 16 points per chain",
+                    measured=bound(max(grads.worst_b, grads.worst_r), 1e-11), tolerance="1e-8 relative", kind="independent")
+_ = verified.record("Lemma 13: dL/db = 0 at the optimal bias b* (all sign cases of e(1 + ae^2))", grads.worst_db < 1e-10,
+                    check="torch autograd of the full model at b*", measured=bound(grads.worst_db, 1e-13), tolerance="1e-10",
                     kind="independent")
-_ = verified.record("the independent torch canonical loss (root searches below) = the full model's loss", worst_ind < 1e-12,
-                    check="reference.attention_loss vs reference.full_model_loss where e(1 + ae^2) > 0", measured=bound(worst_ind, 1e-14),
+_ = verified.record("the independent torch canonical loss (root searches below) = the full model's loss", grads.worst_ind < 1e-12,
+                    check="reference.attention_loss vs reference.full_model_loss where e(1 + ae^2) > 0", measured=bound(grads.worst_ind, 1e-14),
                     tolerance="1e-12", kind="independent")
 
 # %% [markdown]
@@ -415,56 +293,18 @@ _ = verified.record("the independent torch canonical loss (root searches below) 
 # degenerate.
 
 # %%
-def full_grad_norm(e_, w_, a_, p_, q_):
-    """|grad| of the full model's population loss in (e, w, a, b) at the optimal bias (torch autograd)."""
-    th = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (e_, w_, a_, reference.optimal_bias_full(e_, w_, a_, p_, q_))]
-    g = torch.autograd.grad(reference.full_model_loss(model, *th[:3], th[3], alpha_t, u_t, p_, q_), th)
-    return float(np.linalg.norm([float(x) for x in g]))
-
-
-print(f"{'p':>5}{'q':>5}  {'set':<22}{'point (e, w, a)':<24}{'eigenvalues (analytic)':<34}{'predicted':<30}"
-      f"{'|H - H_fd|/|H|':>15}{'|grad|, full':>13}")
-ok_hess, worst_fd, worst_g, worst_ev, n_ev = True, 0.0, 0.0, 0.0, 0
-for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
-    cs, g1, g2 = canonical.c_star(p_, q_), float(canonical.reduced_loss_grad(0.0, p_, q_)), float(canonical.reduced_loss_hess(canonical.c_star(p_, q_), p_, q_))
-    pts = []
-    for e_, a_ in ((0.9, 0.3 if cs > 0 else -2.0), (-1.2, 0.1 if cs > 0 else -1.5)):  # on Gamma*: solve m = c*/f
-        t = cs / (e_**2 * (1 + a_ * e_**2)) - 1
-        pts.append(("global minimum", (e_, float(np.sign(t) * np.sqrt(abs(t) / 2)), a_)))
-    pts += [("plane e=0, w>w_sad", (0.0, 0.4, -0.7)), ("plane e=0, w<w_sad", (0.0, -1.3, 0.8)),
-            ("saddle curve Sigma", (0.8, W_SAD, -1 / 0.8**2)), ("saddle curve Sigma", (-1.5, W_SAD, -1 / 1.5**2))]
-    for name, (e_, w_, a_) in pts:
-        H = attention.hessian(e_, w_, a_, p_, q_)
-        ev = np.linalg.eigvalsh(H)
-        if name == "global minimum":
-            f_, m_ = e_**2 * (1 + a_ * e_**2), 1 + 2 * w_ * abs(w_)
-            gc = np.array([(2 * e_ + 4 * a_ * e_**3) * m_, 4 * abs(w_) * f_, e_**4 * m_])  # grad c, derived above
-            pred = np.array([0.0, 0.0, g2 * float(gc @ gc)])
-        elif name.startswith("plane"):
-            pred = np.sort([2 * g1 * (1 + 2 * w_ * abs(w_)), 0.0, 0.0])
-        else:
-            lam = abs(g1) * 2 * np.sqrt(2) * np.sqrt(4 * e_**2 + e_**8)
-            pred = np.array([-lam, 0.0, lam])
-        # finite differences of the independent torch loss (not of markovlib's loss)
-        H_fd = fd_hessian(lambda x: float(reference.attention_loss_np(x, p_, q_)), [e_, w_, a_], h=1e-4)
-        rel_fd = float(np.abs(H - H_fd).max()) / max(1.0, float(np.abs(H).max()))
-        gnorm = full_grad_norm(e_, w_, a_, p_, q_)
-        worst_fd, worst_g = max(worst_fd, rel_fd), max(worst_g, gnorm)
-        ok_hess &= bool(np.allclose(ev, pred, atol=1e-9))
-        worst_ev, n_ev = max(worst_ev, float(np.abs(ev - pred).max())), n_ev + ev.size
-        print(f"{p_:>5}{q_:>5}  {name:<22}{'(%.2f, %.3f, %.3f)' % (e_, w_, a_):<24}"
-              f"{np.array2string(np.round(ev, 4) + 0.0, precision=4):<34}"
-              f"{np.array2string(np.round(pred, 4) + 0.0, precision=4):<30}{bound(rel_fd, 1e-4):>15}{bound(gnorm, 1e-12):>13}")
+hess = attention_model.hessian_check(lin, pairs)
+print(hess.report())
 
 # %% tags=["hide-input"]
-_ = verified.record("Thm 10: grad L = 0 at points of the three sets", worst_g < 1e-10,
+_ = verified.record("Thm 10: grad L = 0 at points of the three sets", hess.worst_g < 1e-10,
                     check="torch autograd of the full model at b*, 12 points (Gamma*, plane, Sigma; both sides)",
-                    measured=bound(worst_g, 1e-12), tolerance="1e-10", kind="independent")
-_ = verified.record("Thm 10: Hessian eigenvalues on the three sets as predicted", ok_hess,
+                    measured=bound(hess.worst_g, 1e-12), tolerance="1e-10", kind="independent")
+_ = verified.record("Thm 10: Hessian eigenvalues on the three sets as predicted", hess.ok,
                     check="attention.hessian (markovlib: the algebra of the proof) vs the closed forms of the proof",
-                    measured=f"{n_ev} eigenvalues, max error {bound(worst_ev, 1e-11)}", tolerance="1e-9", kind="same code")
-_ = verified.record("attention.hessian = finite differences of the independent loss", worst_fd < 1e-3,
-                    check="numdiff.fd_hessian (h = 1e-4) of reference.attention_loss", measured=bound(worst_fd, 1e-4),
+                    measured=f"{hess.n_ev} eigenvalues, max error {bound(hess.worst_ev, 1e-11)}", tolerance="1e-9", kind="same code")
+_ = verified.record("attention.hessian = finite differences of the independent loss", hess.worst_fd < 1e-3,
+                    check="numdiff.fd_hessian (h = 1e-4) of reference.attention_loss", measured=bound(hess.worst_fd, 1e-4),
                     tolerance="1e-3 relative", kind="independent")
 
 # %% [markdown]
@@ -473,33 +313,13 @@ _ = verified.record("attention.hessian = finite differences of the independent l
 # never above it, saddle points (on the line $w = -1/\sqrt2$ and on $\Sigma$) must do both.
 
 # %%
-def perturb(point, p, q, r=1e-2, n=4000, rs=None):
-    """L - H(pi) at n points uniform in the ball of radius r around ``point`` (the independent torch loss)."""
-    d = rs.normal(size=(n, 3))
-    d *= (r * rs.uniform(size=(n, 1)) ** (1 / 3)) / np.linalg.norm(d, axis=1, keepdims=True)
-    return reference.attention_loss_np(np.asarray(point) + d, p, q) - MarkovChain(p, q).marginal_entropy
-
-
-rs = np.random.default_rng(seed + 1)
-tol = 1e-13  # a loss difference counts as a sign only beyond rounding of L ~ 0.7
-print(f"{'p':>5}{'q':>5}  {'point (e, w, a)':<26}{'Thm 10 says':<12}{'L < H(pi)':>10}{'L > H(pi)':>10}  verdict (4000 points, r = 0.01)")
-ok_pert, n_pert, n_pts = True, 0, 0
-for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
-    for pt in [(0.0, 0.3, 0.5), (0.0, -0.2, -1.5), (0.0, -1.2, 0.2), (0.0, -2.0, -0.8), (0.0, W_SAD, 0.7),
-               (1.1, W_SAD, -1 / 1.1**2)]:
-        kind = attention.classify(*pt, p_, q_)
-        dL = perturb(pt, p_, q_, rs=rs)
-        n_below, n_above = int((dL < -tol).sum()), int((dL > tol).sum())
-        verdict = ("local_min" if n_below == 0 and n_above > 0 else "local_max" if n_above == 0 and n_below > 0
-                   else "saddle" if n_below > 0 and n_above > 0 else "flat")
-        ok_pert &= verdict == kind
-        n_pert, n_pts = n_pert + int(verdict == kind), n_pts + 1
-        print(f"{p_:>5}{q_:>5}  {'(%.1f, %.3f, %.3f)' % pt:<26}{kind:<12}{n_below:>10}{n_above:>10}  {verdict}")
+pert = attention_landscape.perturbation_check(pairs, np.random.default_rng(seed + 1))  # signs beyond 1e-13
+print(pert.report())
 
 # %% tags=["hide-input"]
-_ = verified.record("Thm 10: perturbation tests classify the degenerate plane points and Sigma", ok_pert,
+_ = verified.record("Thm 10: perturbation tests classify the degenerate plane points and Sigma", pert.ok,
                     check="sign of L - H(pi) at 4000 points in a ball of radius 0.01 (independent torch loss), 12 points",
-                    measured=f"{n_pert}/{n_pts} verdicts = Thm 10", tolerance="all; signs beyond 1e-13",
+                    measured=f"{pert.n_agree}/{pert.n_points} verdicts = Thm 10", tolerance="all; signs beyond 1e-13",
                     kind="independent")
 
 # %% [markdown]
@@ -534,57 +354,20 @@ _ = verified.record("Thm 10: perturbation tests classify the degenerate plane po
 # same for the reduced gradient.
 
 # %%
-p_, q_ = p_hi, q_hi
-pi0, pi1 = q_ / (p_ + q_), p_ / (p_ + q_)
-e_s = 1.1
-a_s = -1 / e_s**2
-b_s = float(canonical.optimal_beta(0.0, p_, q_))  # f = 0 on Sigma, so b* = beta*(0) on both sides
-
-
-def dL_db(e_):
-    th = [torch.tensor(v, dtype=torch.float64) for v in (e_, W_SAD, a_s)]
-    bt = torch.tensor(b_s, dtype=torch.float64, requires_grad=True)
-    return float(torch.autograd.grad(reference.full_model_loss(model, *th, bt, alpha_t, u_t, p_, q_), bt)[0])
-
-
-h = 1e-6
-d_plus, d_minus = (dL_db(e_s + h) - dL_db(e_s)) / h, (dL_db(e_s) - dL_db(e_s - h)) / h
-pred_plus, pred_minus = -pi0 * pi1 * e_s, pi0 * pi1 * e_s  # e + h has k < 0, e - h has k > 0
-red = lambda e_: np.array(canonical.grad(e_, W_SAD, p_, q_, a=a_s))  # noqa: E731
-r_plus, r_minus = (red(e_s + h) - red(e_s)) / h, (red(e_s) - red(e_s - h)) / h
-vec = lambda v: "(" + ", ".join(fixed(x, 4) for x in v) + ")"  # noqa: E731
-print(f"full model, d/de (dL/db) at Sigma point e={e_s}: from the k<0 side {fixed(d_plus, 4)} (predicted "
-      f"{fixed(pred_plus, 4)}), from the k>0 side {fixed(d_minus, 4)} (predicted {fixed(pred_minus, 4)})")
-print(f"reduced loss, d/de grad L: k<0 side {vec(r_plus)}, k>0 side {vec(r_minus)}, "
-      f"Hessian column {vec(attention.hessian(e_s, W_SAD, a_s, p_, q_)[:, 0])}")
-H_sig = attention.hessian(e_s, W_SAD, a_s, p_, q_)
-evals, evecs = np.linalg.eigh(H_sig)
-theta_s = np.array([e_s, W_SAD, a_s])
-H_pi = MarkovChain(p_, q_).marginal_entropy
-path = {}
-for name, i in (("negative", 0), ("positive", 2)):
-    pts_ = theta_s[None, :] + np.array([-1e-2, 1e-2])[:, None] * evecs[:, i][None, :]
-    path[name] = canonical.loss(pts_[:, 0], pts_[:, 1], p_, q_, a=pts_[:, 2]) - H_pi
-print(f"reduced loss at +-0.01 along the Hessian's eigenvectors: below H(pi) on both sides along the negative one: "
-      f"{yes_no(max(path['negative']) < 0)}; above H(pi) on both sides along the positive one: {yes_no(min(path['positive']) > 0)}")
+kink = attention_landscape.bias_kink(lin, p_hi, q_hi, e=1.1, h=1e-6)
+print(kink.report())
 
 # %% tags=["hide-input"]
 _ = verified.record("Remark 5: the bias kink makes the R^4 Hessian undefined on Sigma",
-                    abs(d_plus - pred_plus) < 1e-4 and abs(d_minus - pred_minus) < 1e-4
-                    and abs(d_plus - d_minus) > pi0 * pi1 * e_s,
-                    check="one-sided d/de of dL/db (full model, autograd) = -+pi0 pi1 e", measured=f"{fixed(d_plus, 4)} / {fixed(d_minus, 4)}",
+                    abs(kink.d_plus - kink.pred_plus) < 1e-4 and abs(kink.d_minus - kink.pred_minus) < 1e-4
+                    and abs(kink.d_plus - kink.d_minus) > kink.pi0pi1 * kink.e,
+                    check="one-sided d/de of dL/db (full model, autograd) = -+pi0 pi1 e", measured=f"{fixed(kink.d_plus, 4)} / {fixed(kink.d_minus, 4)}",
                     tolerance="1e-4; jump > pi0 pi1 e (half the predicted)", kind="independent")
-
-# %%
-red_jump = float(np.abs(r_plus - r_minus).max())
-red_col = float(np.abs(r_plus - H_sig[:, 0]).max())
-
-# %% tags=["hide-input"]
 _ = verified.record("Remark 5: the reduced Hessian exists on Sigma and Sigma is a saddle",
-                    red_jump < 1e-2 and red_col < 1e-2 and max(path["negative"]) < 0 < min(path["positive"]),
+                    kink.red_jump < 1e-2 and kink.red_col < 1e-2 and max(kink.path["negative"]) < 0 < min(kink.path["positive"]),
                     check="one-sided differences (h = 1e-6) of canonical.grad = attention.hessian; L - H(pi) signs along "
-                    "eigenvectors", measured=f"jump {bound(red_jump, 1e-3)}, vs Hessian {bound(red_col, 1e-3)}; L - H(pi) "
-                    f"{fixed(1e6 * max(path['negative']), 1)}e-6 / +{fixed(1e6 * min(path['positive']), 1)}e-6",
+                    "eigenvectors", measured=f"jump {bound(kink.red_jump, 1e-3)}, vs Hessian {bound(kink.red_col, 1e-3)}; L - H(pi) "
+                    f"{fixed(1e6 * max(kink.path['negative']), 1)}e-6 / +{fixed(1e6 * min(kink.path['positive']), 1)}e-6",
                     tolerance="1e-2 (one-sided differences are O(h); the full model's jump is 2 pi0 pi1 e); signs",
                     kind="same code")
 
@@ -609,68 +392,26 @@ _ = verified.record("Remark 5: the reduced Hessian exists on Sigma and Sigma is 
 # failed starts are reported together. Which set a start converges to is a property of the solver's basins, so the counts are reported, not
 # predicted; the claim is that the "elsewhere" column is zero.
 
-# %%
 # %% [markdown]
 # The root searches, in $(e, w, a)$ (Thm 10) and with the bias in $(e, w, a, b)$ (Thm 9):
 
 # %%
-rs = np.random.default_rng(seed + 8)
-root_rows, agrees_all, g_worst, n_regular_all = [], True, 0.0, 0
 # Which start converges to which root is decided by a solver and may change on another CPU, so the table prints
 # what the claim is about (roots off the predicted sets, and whether each set was reached), not the counts.
+roots = attention_landscape.root_search(pairs, n_root_starts, root_box, set_tol, np.random.default_rng(seed + 8))
+print(roots.report())
 
-for dim in (3, 4):
-    for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
-        n_sig = max(1, n_root_starts // 4)
-        e_sig = rs.uniform(0.5, 1.5, n_sig) * rs.choice([-1.0, 1.0], n_sig)
-        near = np.stack([e_sig, np.full(n_sig, W_SAD), -1 / e_sig**2, np.full(n_sig, reference.optimal_beta_np(0.0, p_, q_))], 1)[:, :dim]
-        plane_near = np.stack([rs.uniform(-0.1, 0.1, n_sig), rs.uniform(-root_box, root_box, n_sig),
-                               rs.uniform(-root_box, root_box, n_sig),
-                               reference.optimal_beta_np(0.0, p_, q_) + rs.uniform(-0.3, 0.3, n_sig)], 1)[:, :dim]
-        starts = np.vstack([rs.uniform(-root_box, root_box, (n_root_starts, dim)),
-                            near + rs.uniform(-0.3, 0.3, (n_sig, dim)), plane_near])
-        roots, found = multistart_roots(lambda x: reference.attention_grad(x, p_, q_), starts, tol=1e-10)
-        far = found & (np.abs(np.nan_to_num(roots)).max(axis=1) > 5 * root_box)
-        # far points on the plane e = 0 are exact roots (the plane is critical for every (w, a)): not escapes
-        escaped = far & ~checks.place_roots(np.nan_to_num(roots), p_, q_, set_tol)["plane e=0"]
-        R = roots[found & ~escaped]
-        where = checks.place_roots(R, p_, q_, set_tol)
-        counts = {k: int(v.sum()) for k, v in where.items()}
-        g_worst = max([g_worst] + [float(np.linalg.norm(reference.attention_grad(x, p_, q_))) for x in R])
-        n_regular = int(np.sum(attention.classify(R[:, 0], R[:, 1], R[:, 2], p_, q_, atol=set_tol) == "regular"))
-        agrees_all &= n_regular == 0
-        n_regular_all += n_regular
-        root_rows.append((dim, p_, q_, len(starts), len(R), int(escaped.sum()), counts))
-
-# %%
-print(f"{'dim':>4}{'chains':>8}{'starts':>8}{'a third found a root':>22}{'Gamma* found':>14}{'plane found':>13}"
-      f"{'Sigma found':>13}{'elsewhere':>11}{'markovlib classify agrees':>27}")
-for dim in (3, 4):
-    rows_d = [r for r in root_rows if r[0] == dim]
-    tot = {k: sum(r[6][k] for r in rows_d) for k in ("Gamma*", "plane e=0", "Sigma", "elsewhere")}
-    n_s, n_r = sum(r[3] for r in rows_d), sum(r[4] for r in rows_d)
-    print(f"{dim:>4}{len(rows_d):>8}{n_s:>8}{yes_no(3 * n_r > n_s):>22}{yes_no(tot['Gamma*'] > 0):>14}"
-          f"{yes_no(tot['plane e=0'] > 0):>13}{yes_no(tot['Sigma'] > 0):>13}{tot['elsewhere']:>11}{yes_no(agrees_all):>27}")
-n_starts = sum(r[3] for r in root_rows)
-n_roots = sum(r[4] for r in root_rows)
-lo_, hi_ = wilson_interval(n_roots, n_starts)
-print(f"starts that found a root: more than a third: {yes_no(3 * n_roots > n_starts)} "
-      f"(Wilson 95% lower end above 1/4: {yes_no(lo_ > 0.25)}); |grad L| at every root {bound(g_worst, 1e-10)}")
 # %% tags=["hide-input"]
 for dim, thm in ((3, "Thm 10 (3-D, reduced loss)"), (4, "Thm 9 (4-D, bias free)")):
-    rows_d = [r for r in root_rows if r[0] == dim]
-    found_sets = {k: sum(r[6][k] for r in rows_d) for k in ("Gamma*", "plane e=0", "Sigma")}
-    n_else = sum(r[6]["elsewhere"] for r in rows_d)
-    n_sets = sum(v > 0 for v in found_sets.values())
+    tot = roots.totals(dim)
+    n_sets = sum(tot[k] > 0 for k in attention_landscape.SETS)
     verified.record(f"{thm}: every root of grad L lies on Gamma*, the plane e = 0 or Sigma; each set is found",
-                    n_else == 0 and n_sets == 3,
-                    check=f"multistart root search ({sum(r[3] for r in rows_d)} starts, both sides), torch autograd gradient",
-                    measured=f"{n_else} roots off the sets; {n_sets}/3 sets found", tolerance=f"set_tol = {set_tol:.0e}",
+                    tot["elsewhere"] == 0 and n_sets == 3,
+                    check=f"multistart root search ({tot['starts']} starts, both sides), torch autograd gradient",
+                    measured=f"{tot['elsewhere']} roots off the sets; {n_sets}/3 sets found", tolerance=f"set_tol = {set_tol:.0e}",
                     kind="independent")
-
-# %% tags=["hide-input"]
-_ = verified.record("attention.classify names every root found a critical point", agrees_all,
-                    check="classify(..., atol=set_tol) at every root", measured=f"{n_regular_all} roots named 'regular'",
+_ = verified.record("attention.classify names every root found a critical point", roots.agrees,
+                    check="classify(..., atol=set_tol) at every root", measured=f"{roots.n_regular} roots named 'regular'",
                     tolerance=f"0 (atol {set_tol:.0e})", kind="same code")
 
 # %% [markdown]
@@ -728,72 +469,35 @@ _ = verified.record("attention.classify names every root found a critical point"
 # convergence ($|\nabla L|$ at the end), and where the end point lies.
 
 # %%
-es, as_, W = sp.symbols("e a W", real=True)
-sym_ok = True
-for s in (1, -1):  # w = s W with W > 0: |w| = W, w|w| = s W^2, sign(w) = s
-    c_sym = es**2 * (1 + as_ * es**2) * (1 + 2 * s * W**2)
-    E_sym = es**2 - 2 * as_**2 - W**2 - s * sp.log(W)
-    dot = (sp.diff(E_sym, es) * sp.diff(c_sym, es) + sp.diff(E_sym, W) * sp.diff(c_sym, W)
-           + sp.diff(E_sym, as_) * sp.diff(c_sym, as_))  # d/dw = s d/dW; the product of two is s^2 = 1
-    sym_ok &= sp.simplify(dot) == 0
-    print(f"w {'>' if s > 0 else '<'} 0: grad E . grad c simplifies to {sp.simplify(dot)}")
+identity = attention_landscape.energy_identity()  # sympy, w = s W with W > 0
+for side, expr in identity.items():
+    print(f"{side}: grad E . grad c simplifies to {expr}")
 
 # %% tags=["hide-input"]
-_ = verified.record("Lemma 14: grad E . grad c = 0", bool(sym_ok), check="sympy, separately for w > 0 and w < 0",
+_ = verified.record("Lemma 14: grad E . grad c = 0", all(expr == 0 for expr in identity.values()),
+                    check="sympy, separately for w > 0 and w < 0",
                     measured="simplifies to 0 (both signs of w)", tolerance="exact", kind="identity")
 
 # %%
-rs = np.random.default_rng(seed + 2)
-traj = []
-print(f"{'p':>5}{'q':>5}  {'theta0':<24}{'energy drift':>13}{'|grad L| end':>13}  {'end point':<28}{'class':<12}{'|E_end - E0|':>12}")
-ok_flow, worst_flow = True, np.zeros(3)
-for p_, q_ in pq_pairs:
-    for th0 in rs.normal(0, 0.8, (3, 3)):
-        tr = integrate(*th0[:2], p_, q_, a0=th0[2], t_max=horizon(p_, q_, t_eff))
-        traj.append((p_, q_, th0, tr))
-        end = np.array([tr.e[-1], tr.w[-1], tr.a[-1]])
-        gnorm = float(np.linalg.norm(canonical.grad(*end[:2], p_, q_, a=end[2])))
-        kind = attention.classify(*end, p_, q_, atol=1e-6)
-        dE = abs(float(energy(*end)) - float(energy(*th0)))
-        ok_flow &= tr.energy_drift < 1e-6 and gnorm < 1e-6 and kind != "regular" and dE < 1e-6
-        worst_flow = np.maximum(worst_flow, [tr.energy_drift, gnorm, dE])
-        end_txt = "(" + ", ".join(fixed(x, 4) for x in end) + ")"
-        print(f"{p_:>5}{q_:>5}  {'(%.2f, %.2f, %.2f)' % tuple(th0):<24}{bound(tr.energy_drift, 1e-8):>13}"
-              f"{bound(gnorm, 1e-8):>13}  {end_txt:<28}{kind:<12}{bound(dE, 1e-8):>12}")
-# the ea-plane (w0 = 0) is invariant, Thm 3 (ii)
-plane_ok, plane_max = True, 0.0
-for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
-    for e0_, a0_ in [(0.6, 0.3), (1.5, -0.4)]:
-        tr = integrate(e0_, 0.0, p_, q_, a0=a0_, t_max=horizon(p_, q_, t_eff))
-        plane_ok &= bool(np.all(tr.w == 0.0))
-        plane_max = max(plane_max, float(np.abs(tr.w).max()))
-print("w0 = 0: w(t) = 0 exactly along the integrated flows:", yes_no(plane_ok))
+flows = attention_flows.flow_checks(pq_pairs, pairs, t_eff, np.random.default_rng(seed + 2))
+print(flows.report())
 
 # %% tags=["hide-input"]
-_ = verified.record("Lemmas 14-16, Thm 3: E conserved, flows converge, limits critical with E = E0", bool(ok_flow),
+_ = verified.record("Lemmas 14-16, Thm 3: E conserved, flows converge, limits critical with E = E0", flows.ok,
                     check=f"LSODA flows (t <= t_eff / |g'(0)|), 3 random starts x {len(pq_pairs)} chains",
-                    measured=f"drift {bound(worst_flow[0], 1e-8)}, |grad L| {bound(worst_flow[1], 1e-8)}, |E_end - E0| "
-                    f"{bound(worst_flow[2], 1e-8)}; {len(traj)} ends critical", tolerance="1e-6", kind="same code")
-_ = verified.record("Lemma 14 / Thm 3 (ii): the ea-plane w = 0 is invariant", plane_ok,
-                    check="LSODA flows from w0 = 0, both sides", measured=f"max |w(t)| = {plane_max:g} (4 flows)",
+                    measured=f"drift {bound(flows.worst[0], 1e-8)}, |grad L| {bound(flows.worst[1], 1e-8)}, |E_end - E0| "
+                    f"{bound(flows.worst[2], 1e-8)}; {len(flows.traj)} ends critical", tolerance="1e-6", kind="same code")
+_ = verified.record("Lemma 14 / Thm 3 (ii): the ea-plane w = 0 is invariant", flows.plane_ok,
+                    check="LSODA flows from w0 = 0, both sides", measured=f"max |w(t)| = {flows.plane_max:g} (4 flows)",
                     tolerance="exact", kind="same code")
 
-
-# the integrator itself, against a route with no markovlib function on it: -grad of the independent torch loss
-# reference.attention_loss (optimal bias), scipy's BDF with the autograd Hessian, for the first flow of each side
+# %% [markdown]
+# The integrator itself, against a route with no markovlib function on it: $-\nabla$ of the independent torch loss
+# `reference.attention_loss` (optimal bias), integrated by scipy's BDF with its autograd Hessian, for the first flow of
+# each side:
 
 # %%
-def jac_t(t, x, p, q):
-    hess = torch.func.hessian(lambda z: reference.attention_loss(z[0], z[1], z[2], None, p, q))
-    return -hess(torch.tensor(x, dtype=torch.float64)).numpy()
-
-
-ind_err, n_ind = 0.0, 0
-for side in (">1", "<1"):
-    p_, q_, th0, tr = next(t for t in traj if (sum(t[:2]) > 1) == (side == ">1"))
-    ref = solve_ivp(lambda t, x: -reference.attention_grad(x, p_, q_), (0.0, tr.t[-1]), th0, method="BDF", t_eval=tr.t, rtol=1e-11,
-                    atol=1e-13, jac=lambda t, x: jac_t(t, x, p_, q_))
-    ind_err, n_ind = max(ind_err, float(np.abs(ref.y - np.stack([tr.e, tr.w, tr.a])).max())), n_ind + 1
+ind_err, n_ind = attention_flows.independent_integration(flows.traj)
 print(f"flow.integrate vs an independent integration (torch autograd, scipy BDF), {n_ind} flows: max |difference| "
       f"{bound(ind_err, 1e-7)}")
 
@@ -813,24 +517,16 @@ _ = verified.record("the integrator: flow.integrate = an independent integration
 # integrated for $p + q > 1$, and their outcomes differ.
 
 # %%
-w0_, E_target = -0.3, SADDLE_ENERGY - 0.4  # below E_sad: in 2-D (Thm 2) this start goes to the local minimum
-a0s = np.array([0.0, 0.3, 0.6, 0.9, 1.2])
-e0s = np.sqrt(E_target + 2 * a0s**2 + w0_**2 - np.log(abs(w0_)))  # E(e0, w0, a0) = E_target
-res = integrate_batch(e0s, np.full_like(a0s, w0_), p_hi, q_hi, a0=a0s, max_steps=max_steps,
-                      t_max=horizon(p_hi, q_hi, t_eff), gtol="data")
-print(f"p={p_hi}, q={q_hi}, w0={w0_}: all starts have E = {E_target:.4f} < E_sad = {SADDLE_ENERGY:.4f}")
-print(f"{'a0':>6}{'e0':>8}{'E(theta0)':>11}  {'reached':<12}{'limit (e, w, a)':<30}")
-for i in range(a0s.size):
-    lim_txt = "(" + ", ".join(fixed(x, 4) for x in (res.e[i], res.w[i], res.a[i])) + ")"
-    print(f"{a0s[i]:>6.2f}{e0s[i]:>8.4f}{float(energy(e0s[i], w0_, a0s[i])):>11.4f}  {res.outcome[i]:<12}{lim_txt:<30}")
-i_demo = int(np.flatnonzero(res.outcome == "global_min")[0])
-demo = (float(np.round(e0s[i_demo], 2)), w0_, float(a0s[i_demo]))  # used by the explorer's static figure
+e0s, a0s, E_target, same, text = attention_flows.same_energy_starts(p_hi, q_hi, t_eff, max_steps, w0=-0.3)
+print(text)
+i_demo = int(np.flatnonzero(same.outcome == "global_min")[0])
+demo = (float(np.round(e0s[i_demo], 2)), -0.3, float(a0s[i_demo]))  # used by the explorer's static figure
 
 # %% tags=["hide-input"]
 _ = verified.record("same energy, different basins: E alone does not decide the outcome in 3-D",
-                    np.allclose(energy(e0s, w0_, a0s), E_target) and len(set(res.outcome)) == 2,
+                    np.allclose(energy(e0s, -0.3, a0s), E_target) and len(set(same.outcome)) == 2,
                     check=f"5 integrated starts on one energy surface (p={p_hi}, q={q_hi})",
-                    measured=", ".join(f"{int(np.sum(res.outcome == k))} {k}" for k in sorted(set(res.outcome))),
+                    measured=", ".join(f"{int(np.sum(same.outcome == k))} {k}" for k in sorted(set(same.outcome))),
                     tolerance="two outcomes", kind="same code")
 
 # %% [markdown]
@@ -926,27 +622,20 @@ _ = verified.record("same energy, different basins: E alone does not decide the 
 # at least `sep_resolve` $= 100$ times (asserted): below $|a| = 3$ the series' own remainder, beyond $|a| = 50$ the
 # solver's error would come too close.
 
+# %% [markdown]
+# The line and label checks along the flows above (`invariant.line_check`):
+
 # %%
-print(f"{'p':>5}{'q':>5}  {'theta0':<24}{'line':<10}{'label':>9}{'distance / allowance':>22}{'smallest J':>12}"
-      f"{'label bracketed':>17}")
-line_checks = []
-for p_, q_, th0, tr in traj:
-    ck = invariant.line_check(tr, line_tol)
-    line_checks.append(ck)
-    print(f"{p_:>5}{q_:>5}  {'(%.2f, %.2f, %.2f)' % tuple(th0):<24}{'A (R_0)' if ck['inside'] else 'a_Gamma':<10}"
-          f"{fixed(ck['label'], 4):>9}{bound(ck['ratio'], 1.0):>22}{ck['J_min']:>12.0e}"
-          f"{fraction(ck['n_points'] - ck['n_out'], ck['n_points']):>17}")
+line_cks, text = attention_flows.line_checks(flows.traj, line_tol)
+print(text)
 
 # %% [markdown]
 # The example of the squeeze towards decreasing $a$:
 
 # %%
-# the example of the squeeze towards decreasing a: outside R_0, climbing its line past Gamma_1/2 (p + q < 1)
-tr_x = integrate(example_theta[0], example_theta[1], *example_pq, a0=example_theta[2], t_max=horizon(*example_pq, t_eff))
-ck_x = invariant.line_check(tr_x, line_tol)
-line_checks.append(ck_x)
+tr_x, ck_x = attention_flows.labelled_flow(example_pq, example_theta, t_eff, line_tol)
 raw_x = np.abs(attention.planar_label(tr_x.e, tr_x.a).a_gamma - attention.planar_label(tr_x.e[0], tr_x.a[0]).a_gamma)
-print(f"\nexample: p={example_pq[0]}, q={example_pq[1]}, theta0 = {tuple(example_theta)}, "
+print(f"example: p={example_pq[0]}, q={example_pq[1]}, theta0 = {tuple(example_theta)}, "
       f"{'inside R_0 (label A)' if ck_x['inside'] else 'outside R_0 (label a_Gamma)'}")
 print(f"  lines squeezed along the flow down to J {invariant.order_below(ck_x['J_min'])}; distance of the flow from its line / "
       f"allowance: {bound(ck_x['ratio'], 1.0)}")
@@ -957,14 +646,13 @@ print(f"  computed label of the trajectory's points moves by more than 1e-6: {ye
 # %% tags=["hide-input"]
 _ = glue("example_J", invariant.order_below(ck_x["J_min"]).replace("< ", "below "))
 
-# a flow inside R_0 from far down the axis (A near -2), squeezed onto S: its end lies within rounding of S
+# %% [markdown]
+# A flow inside $R_0$ from far down the axis ($A$ near $-2$), squeezed onto $S$: its end lies within rounding of $S$.
 
 # %%
-tr_s = integrate(squeeze_theta[0], squeeze_theta[1], *squeeze_pq, a0=squeeze_theta[2], t_max=horizon(*squeeze_pq, t_eff))
-ck_s = invariant.line_check(tr_s, line_tol)
-line_checks.append(ck_s)
+tr_s, ck_s = attention_flows.labelled_flow(squeeze_pq, squeeze_theta, t_eff, line_tol)
 dist_s = abs(tr_s.e[-1] ** 2 - float(attention.separatrix(tr_s.a[-1])) ** 2) / tr_s.e[-1] ** 2
-print(f"\nsqueeze: p={squeeze_pq[0]}, q={squeeze_pq[1]}, theta0 = {tuple(squeeze_theta)}, "
+print(f"squeeze: p={squeeze_pq[0]}, q={squeeze_pq[1]}, theta0 = {tuple(squeeze_theta)}, "
       f"{'inside R_0, A = ' + fixed(ck_s['label'], 4) if ck_s['inside'] else 'outside R_0'}")
 print(f"  lines squeezed down to J {invariant.order_below(ck_s['J_min'])}; end point's relative distance from S in e^2 "
       f"{invariant.order_below(dist_s)}; points where one displaced line lies across S: {ck_s['n_one_sided']}; label bracketed "
@@ -974,38 +662,31 @@ print(f"  lines squeezed down to J {invariant.order_below(ck_s['J_min'])}; end p
 _ = glue("squeeze_J", invariant.order_below(ck_s["J_min"]).replace("< ", "below "))
 _ = glue("squeeze_dist", invariant.order_below(dist_s).replace("< ", ""))
 
-
-# negative control: a flow that is not a gradient flow (a-velocity scaled by control_scale) leaves its line
+# %% [markdown]
+# The negative control: a flow that is not a gradient flow (its $a$-velocity scaled by `control_scale`) leaves its line,
+# and both checks must say so.
 
 # %%
-def control_field(t, x, p, q):
-    g = -np.array(canonical.grad(x[0], x[1], p, q, a=x[2]), dtype=float)
-    return g * np.array([1.0, 1.0, control_scale])
-
-
-i_c = int(np.argmax([ck["n_points"] for ck in line_checks[:len(traj)]]))  # the flow with the most checked points
-p_c, q_c, th_c, tr_c = traj[i_c]
-sol_c = solve_ivp(control_field, (0.0, tr_c.t[-1]), th_c, method="LSODA", t_eval=tr_c.t, rtol=1e-11, atol=1e-13,
-                  args=(p_c, q_c))
-ck_c = invariant.line_check(type("Flow", (), {"e": sol_c.y[0], "a": sol_c.y[2]}), line_tol)
-print(f"\nnegative control (a-velocity x {control_scale:g}, from the start of the flow with the most checked points): "
-      f"distance from the line "
-      f"{ck_c['ratio']:.0e} x the allowance; label bracketed at {fraction(ck_c['n_points'] - ck_c['n_out'], ck_c['n_points'])} "
-      f"points")
-ratio_max = max(ck["ratio"] for ck in line_checks)
-n_br = sum(ck["bracketed"] for ck in line_checks)
-n_pts_min, n_pts_all = min(ck["n_points"] for ck in line_checks), sum(ck["n_points"] for ck in line_checks)
+i_c = int(np.argmax([ck["n_points"] for ck in line_cks]))  # the flow with the most checked points
+p_c, q_c, th_c, tr_c = flows.traj[i_c]
+ck_c = invariant.line_check(attention_flows.control_flow(p_c, q_c, th_c, tr_c.t, control_scale), line_tol)
+print(f"negative control (a-velocity x {control_scale:g}, from the start of the flow with the most checked points): "
+      f"distance from the line {ck_c['ratio']:.0e} x the allowance; label bracketed at "
+      f"{fraction(ck_c['n_points'] - ck_c['n_out'], ck_c['n_points'])} points")
+line_cks += [ck_x, ck_s]  # the two examples join the checked flows
 
 # %% tags=["hide-input"]
+ratio_max, n_br = max(ck["ratio"] for ck in line_cks), sum(ck["bracketed"] for ck in line_cks)
+n_pts_min, n_pts_all = min(ck["n_points"] for ck in line_cks), sum(ck["n_points"] for ck in line_cks)
 _ = verified.record("second invariant: the (e, a) projection of every flow stays on its gradient line of f",
                     ratio_max < 1.0 and n_pts_min >= min_checked,
-                    check=f"scipy DOP853 line through the start vs {len(line_checks)} LSODA flows (incl. the two examples)",
+                    check=f"scipy DOP853 line through the start vs {len(line_cks)} LSODA flows (incl. the two examples)",
                     measured=f"largest distance {fixed(ratio_max, 2)} of the allowance; at least {n_pts_min} points per flow",
                     tolerance=f"line_tol (1 + e^2) max(1, J); at least {min_checked} points per flow", kind="independent")
 _ = verified.record("planar_label is constant along flows, to the precision its conditioning allows (A in R_0, a_Gamma "
-                    "outside)", n_br == len(line_checks) and n_pts_min >= min_checked,
+                    "outside)", n_br == len(line_cks) and n_pts_min >= min_checked,
                     check="start's label within the labels of the lines at 10x the allowance, widened by the labels' own "
-                    "error; one-sided across S", measured=f"{n_br}/{len(line_checks)} flows; at least {n_pts_min} points per flow ({n_pts_all} in all)",
+                    "error; one-sided across S", measured=f"{n_br}/{len(line_cks)} flows; at least {n_pts_min} points per flow ({n_pts_all} in all)",
                     tolerance=f"every point of every flow; at least {min_checked} points per flow", kind="same code")
 _ = verified.record("both checks have power: a flow that leaves its line fails them (negative control)",
                     ck_c["ratio"] > 1 and ck_c["n_out"] > 0,
@@ -1013,79 +694,30 @@ _ = verified.record("both checks have power: a flow that leaves its line fails t
                     measured=f"distance {ck_c['ratio']:.0e} x the allowance; {ck_c['n_out']}/{ck_c['n_points']} points out "
                     "of the bracket", tolerance="above 1; some points", kind="same code")
 
+# %% [markdown]
+# The gradient lines of $f$ in the $(e, a)$ plane, coloured by the label $A$, with $\Gamma_{1/2}$, $\{f = 0\}$ and the
+# separatrix $S$ (`attention_drawings.gradient_lines`):
+
 # %%
-e_g = np.linspace(-2.5, 2.5, 71)
-a_g = np.linspace(-2.5, 2.5, 71)
-EE, AA = np.meshgrid(e_g, a_g, indexing="ij")
-lab_g = attention.planar_label(EE, AA)
-a_line = np.linspace(-2.5, 2.5, 401)
-eS_line = attention.separatrix(a_line)
-fig, ax = plt.subplots(figsize=(7.0, 5.6))
-cf = ax.contourf(e_g, a_g, lab_g.A.T, levels=np.linspace(-2.5, 2.5, 21), cmap="viridis", extend="both")
-fig.colorbar(cf, ax=ax, label="A: where the line reaches e = 0 (region $R_0$)")
-fe, fa = 2 * EE + 4 * AA * EE**3, EE**4
-nrm = np.hypot(fe, fa) + 1e-12
-ax.streamplot(e_g, a_g, (-fe / nrm).T, (-fa / nrm).T, color="0.25", density=1.1, linewidth=0.6, arrowsize=0.7)
-with np.errstate(divide="ignore"):
-    for s in (1, -1):
-        ee = np.linspace(0.05, 2.5, 300) * s
-        ax.plot(ee, -1 / (2 * ee**2), color=plotting.NEUTRAL, ls="--", lw=1.2,
-                label=r"$\Gamma_{1/2}$: $1 + 2ae^2 = 0$ ($|e|$ turns)" if s > 0 else None)
-        ax.plot(ee, -1 / ee**2, color=plotting.LOCAL, ls=":", lw=1.4,
-                label=r"$f = 0$: $1 + ae^2 = 0$ (contains $\Sigma$)" if s > 0 else None)
-ax.plot(eS_line, a_line, color="k", lw=2.4, label="separatrix S")
-ax.plot(-eS_line, a_line, color="k", lw=2.4)
-ax.set_xlim(-2.5, 2.5)
-ax.set_ylim(-2.5, 2.5)
-ax.set_xlabel("e (embedding)")
-ax.set_ylabel("a (attention)")
-ax.set_title("Gradient lines of f = e²(1 + a e²), descending: the (e, a) shadow of every flow")
-ax.legend(loc="lower center", fontsize=7.5, framealpha=0.9, frameon=True)
-ax.grid(False)
+attention_drawings.gradient_lines()
 plt.show()
-# the asymptote of S in t = 1/|a|: u = t/2 + sum_k c_k t^k solves -t^3 u du/dt + 4t - 8u = 0 (eq-att-lines times u t)
-t_ = sp.symbols("t", positive=True)
-cks = sp.symbols("c2:14")
-u_ser = t_ / 2 + sum(ck * t_ ** (k + 2) for k, ck in enumerate(cks))
-resid = sp.Poly(sp.expand(-t_**3 * u_ser * sp.diff(u_ser, t_) + 4 * t_ - 8 * u_ser), t_)
-coef = sp.solve([resid.coeff_monomial(t_**j) for j in range(2, 14)], cks, dict=True)[0]
-gap_full = sp.expand(1 - 2 * u_ser.subs(coef) / t_)
-gap = sum(gap_full.coeff(t_, k) * t_**k for k in (3, 6))  # the claim: 1 - 2|a| e_S^2 to the next order
-g9 = gap_full.coeff(t_, 9)  # the term after it, and the one after that (the remainder's size)
-g12 = gap_full.coeff(t_, 12)
 
 # %% tags=["hide-input"]
 _ = glue("eS0", fixed(attention.separatrix(0.0), 2))
 
+# %% [markdown]
+# The asymptote of $S$: the series derived with sympy against `attention.separatrix_gap` at the values `sep_a`
+# (`attention_flows.separatrix_asymptote`):
+
 # %%
-print(f"separatrix at a = 0: e_S = {fixed(attention.separatrix(0.0), 6)}; asymptote 1 - 2|a| e_S^2 = {gap} + ({g9}) t^9 + "
-      f"({g12}) t^12 + ..., t = 1/|a|")
-# 16|a|^3 (1 - 2|a| e_S^2) = 1 - 5 t^3/16 + 16 g9 t^6 + ... from attention.separatrix_gap, which integrates the gap
-# itself (no cancellation); its error is estimated from a solve at 10x tighter tolerance
-a_s = np.array(sep_a, dtype=float)
-t_s = 1 / np.abs(a_s)
-scaled = 16 * np.abs(a_s) ** 3 * attention.separatrix_gap(a_s, rtol=1e-12)
-solver_err = 16 * np.abs(a_s) ** 3 * np.abs(attention.separatrix_gap(a_s, rtol=1e-12) - attention.separatrix_gap(a_s, rtol=1e-13))
-pred = 1 - 5 * t_s**3 / 16 + float(16 * g9) * t_s**6  # through the t^9 term of the gap
-allowance = 2 * abs(float(16 * g12)) * t_s**9 + 10 * solver_err  # twice the next term, plus 10x the solver error
-term = 5 * t_s**3 / 16  # the next-order term of the claim, scaled
-remainder = np.abs(scaled - pred)
-print(f"{'a':>7}{'16|a|^3 gap - 1':>17}{'series':>13}{'next-order term':>17}{'2 x t^12 term':>15}{'solver error':>14}")
-for i, a_ in enumerate(a_s):
-    print(f"{a_:>7.1f}{scaled[i] - 1:>17.3e}{pred[i] - 1:>13.3e}{term[i]:>17.3e}{2 * abs(float(16 * g12)) * t_s[i]**9:>15.1e}"
-          f"{bound(solver_err[i], 1e-9):>14}")
-n_within = int(np.sum(remainder < allowance))
-n_resolved = int(np.sum(term > sep_resolve * allowance))
-print(f"remainder within its allowance at {n_within}/{a_s.size} values of a; next-order term resolved (over {sep_resolve:g} "
-      f"x the allowance) at {n_resolved}/{a_s.size}")
-ok_sep = n_within == n_resolved == a_s.size
+sep = attention_flows.separatrix_asymptote(sep_a, sep_resolve)
+print(sep.report())
 
 # %% tags=["hide-input"]
 _ = verified.record("the separatrix S is asymptotic to Gamma_1/2: 1 - 2|a| e_S^2 = 1/(16|a|^3) - 5/(256|a|^6) + O(|a|^-9)",
-                    ok_sep and sp.simplify(gap - (t_**3 / 16 - sp.Rational(5, 256) * t_**6)) == 0,
-                    check=f"attention.separatrix_gap (Radau on the gap) vs the series derived with sympy, a = "
+                    sep.ok, check=f"attention.separatrix_gap (Radau on the gap) vs the series derived with sympy, a = "
                     f"{', '.join(f'{x:g}' for x in sep_a)}; the next-order term resolved {sep_resolve:g}x over the allowance",
-                    measured=f"remainder within its allowance at {n_within}/{a_s.size}, term resolved at {n_resolved}/{a_s.size}",
+                    measured=f"remainder within its allowance at {sep.n_within}/{sep.a.size}, term resolved at {sep.n_resolved}/{sep.a.size}",
                     tolerance="2 x the t^12 term + 10 x the solver error", kind="independent")
 
 # %% [markdown]
@@ -1131,43 +763,21 @@ _ = verified.record("the separatrix S is asymptotic to Gamma_1/2: 1 - 2|a| e_S^2
 # compared across chains on the same side of $p + q = 1$.
 
 # %%
-rs = np.random.default_rng(seed + 3)
-th_r = rs.normal(0, 1.0, (3, n_random))
-lab_r = attention.planar_label(th_r[0], th_r[2])
-outcomes_r, ok_pred, ok_lim, n_bad, max_lim_err = {}, True, True, 0, 0.0
-print(f"{'p':>5}{'q':>5}{'n':>6}{'unigram':>9}{'global':>8}{'undecided':>10}{'mismatches':>11}{'max |limit - pred|':>20}")
-for p_, q_ in pq_pairs:
-    res = integrate_batch(*th_r[:2], p_, q_, a0=th_r[2], max_steps=max_steps, t_max=horizon(p_, q_, t_eff), gtol="data")
-    pred = attention.predict_outcome(*th_r, p_, q_, label=lab_r)
-    outcomes_r[(p_, q_)] = res.outcome
-    bad = pred.outcome != res.outcome
-    uni = (pred.outcome == "unigram") & ~bad
-    lim_err = float(np.max(np.abs(np.stack([res.e[uni], res.w[uni] - pred.w[uni], res.a[uni] - pred.a[uni]])))) if uni.any() else 0.0
-    ok_pred &= int(bad.sum()) == 0
-    ok_lim &= lim_err < 1e-5
-    max_lim_err = max(max_lim_err, lim_err)
-    print(f"{p_:>5}{q_:>5}{n_random:>6}{(res.outcome == 'unigram').sum():>9}{(res.outcome == 'global_min').sum():>8}"
-          f"{(res.outcome == 'undecided').sum():>10}{int(bad.sum()):>11}{bound(lim_err, 1e-5):>20}")
-    n_bad += int(bad.sum())
-same_side = {}
-n_same_out = int(np.sum(np.all([np.all([outcomes_r[pq] == outcomes_r[ch[0]] for pq in ch], axis=0)
-                                for ch in sides.values()], axis=0)))
-for side, chains_ in sides.items():
-    same_side[side] = all(np.array_equal(outcomes_r[chains_[0]], outcomes_r[pq]) for pq in chains_[1:])
-    print(f"p+q{side}: integrated outcomes identical for the chains {chains_}: {yes_no(same_side[side])}")
+basins = attention_basins.basin_check(pq_pairs, n_random, t_eff, max_steps, np.random.default_rng(seed + 3))
+print(basins.report())
 
 # %% tags=["hide-input"]
-_ = verified.record("Prop. (3-D basins): the rule (reduced energy, separatrix) = integrated outcomes", ok_pred,
+_ = verified.record("Prop. (3-D basins): the rule (reduced energy, separatrix) = integrated outcomes", basins.n_bad == 0,
                     check=f"{n_random} N(0, I) starts x {len(pq_pairs)} chains, integrate_batch (its outcome from c alone) vs "
-                    "predict_outcome", measured=f"{n_bad}/{n_random * len(pq_pairs)} mismatches", tolerance="0",
+                    "predict_outcome", measured=f"{basins.n_bad}/{n_random * len(pq_pairs)} mismatches", tolerance="0",
                     kind="independent")
-_ = verified.record("Prop. (3-D basins): unigram limits are (0, w_inf, A)", ok_lim,
-                    check="integrated limits vs predict_outcome's limit points", measured=bound(max_lim_err, 1e-7),
+_ = verified.record("Prop. (3-D basins): unigram limits are (0, w_inf, A)", basins.max_lim_err < 1e-5,
+                    check="integrated limits vs predict_outcome's limit points", measured=bound(basins.max_lim_err, 1e-7),
                     tolerance="1e-5", kind="independent")
 _ = verified.record("Prop. (3-D basins): basins depend on (p, q) only through the side of p + q = 1",
-                    all(same_side.values()), check="identical integrated outcomes of the same starts for the chains of each side",
-                    measured=f"{n_same_out}/{n_random} starts with one outcome per side (" + ", ".join(
-                        f"p+q{k}: {len(v)} chains" for k, v in sides.items()) + ")", tolerance="all", kind="same code")
+                    all(basins.same_side.values()), check="identical integrated outcomes of the same starts for the chains of each side",
+                    measured=f"{basins.n_same}/{n_random} starts with one outcome per side (" + ", ".join(
+                        f"p+q{k}: {len(v)} chains" for k, v in basins.chains.items()) + ")", tolerance="all", kind="same code")
 _ = glue("basin_starts", f"{n_random * len(pq_pairs)}")
 
 # %% [markdown]
@@ -1180,35 +790,22 @@ _ = glue("basin_starts", f"{n_random * len(pq_pairs)}")
 # $\tilde E > E_{sad}$, and starts beyond $S$ (large $|e_0|$, or negative $a_0$) reach a global minimum whatever $w_0$ is.
 
 # %%
-E_r = energy(*th_r)
-w_r = th_r[1]
-rules = [
-    ("w0 < 0 and E > E_sad  =>  global (any p, q)", (w_r < 0) & (E_r > SADDLE_ENERGY), "global_min", pq_pairs),
-    ("p+q>1: w0 > 0  =>  unigram", w_r > 0, "unigram", sides[">1"]),
-    ("p+q>1: w_sad <= w0 < 0, E < E_sad  =>  unigram", (w_r >= W_SAD) & (w_r < 0) & (E_r < SADDLE_ENERGY), "unigram", sides[">1"]),
-    ("p+q<1: w0 > w_sad  =>  global", w_r > W_SAD, "global_min", sides["<1"]),
-    ("p+q<1: w0 < w_sad, E < E_sad  =>  unigram", (w_r < W_SAD) & (E_r < SADDLE_ENERGY), "unigram", sides["<1"]),
-]
-print(f"{'2-D rule applied in 3-D':<50}{'starts':>8}{'holds':>7}{'fails':>7}")
-rule_fails, rule_n = {}, {}
-for name, region, target, pairs in rules:
-    n_in = int(region.sum()) * len(pairs)
-    holds = sum(int((outcomes_r[pq][region] == target).sum()) for pq in pairs)
-    rule_fails[name], rule_n[name] = n_in - holds, n_in
-    print(f"{name:<50}{n_in:>8}{holds:>7}{n_in - holds:>7}")
+rule_fails, text = attention_basins.rule_table(basins)  # rule -> (fails, starts)
+print(text)
 
 # %% tags=["hide-input"]
+r_any, r_up, r_mid, r_lo_glob, r_lo_uni = rule_fails.values()
 _ = verified.record("the data-agnostic region {w < 0, E > E_sad} still leads to global minima in 3-D",
-                    rule_fails[rules[0][0]] == 0, check="integrated outcomes of the N(0, I) starts in the region, all chains",
-                    measured=f"{rule_fails[rules[0][0]]}/{rule_n[rules[0][0]]} fail", tolerance="0", kind="independent")
-_ = verified.record("2-D rule p+q<1, w0 > w_sad => global still holds in 3-D", rule_fails[rules[3][0]] == 0,
+                    r_any[0] == 0, check="integrated outcomes of the N(0, I) starts in the region, all chains",
+                    measured=f"{r_any[0]}/{r_any[1]} fail", tolerance="0", kind="independent")
+_ = verified.record("2-D rule p+q<1, w0 > w_sad => global still holds in 3-D", r_lo_glob[0] == 0,
                     check="integrated outcomes, chains with p + q < 1",
-                    measured=f"{rule_fails[rules[3][0]]}/{rule_n[rules[3][0]]} fail", tolerance="0", kind="independent")
+                    measured=f"{r_lo_glob[0]}/{r_lo_glob[1]} fail", tolerance="0", kind="independent")
 _ = verified.record("the 2-D local-minimum rules fail in 3-D (counterexamples found)",
-                    all(rule_fails[r[0]] > 0 for r in (rules[1], rules[2], rules[4])),
+                    all(r[0] > 0 for r in (r_up, r_mid, r_lo_uni)),
                     check="integrated outcomes against the three 2-D rules for the local minimum",
-                    measured=", ".join(f"{rule_fails[r[0]]}/{rule_n[r[0]]}" for r in (rules[1], rules[2], rules[4]))
-                    + " counterexamples", tolerance="some for each rule", kind="independent")
+                    measured=", ".join(f"{r[0]}/{r[1]}" for r in (r_up, r_mid, r_lo_uni)) + " counterexamples",
+                    tolerance="some for each rule", kind="independent")
 
 # %% [markdown]
 # ### Slices of the basins at fixed $a_0$
@@ -1221,52 +818,7 @@ _ = verified.record("the 2-D local-minimum rules fail in 3-D (counterexamples fo
 # (Full-resolution maps: `papermill book/attention.ipynb out.ipynb -p grid_n 80 -p n_random 2000 -p mc_n 2000`.)
 
 # %%
-eg = np.linspace(-2.5, 2.5, grid_n)
-wg = np.linspace(-2.0, 2.0, grid_n)
-EG, WG = np.meshgrid(eg, wg, indexing="ij")
-e_fine = np.linspace(-2.5, 2.5, 501)
-w_fine = np.linspace(-2.0, -1e-3, 400)
-fig, axes = plt.subplots(2, len(slice_a0), figsize=(4.2 * len(slice_a0), 8.2), sharex=True, sharey=True)
-axes = np.atleast_2d(axes)
-slice_bad = 0
-for row, (p_, q_) in enumerate([(p_hi, q_hi), (p_lo, q_lo)]):
-    for col, a0_ in enumerate(slice_a0):
-        ax = axes[row, col]
-        A0 = np.full_like(EG, a0_)
-        res = integrate_batch(EG, WG, p_, q_, a0=A0, max_steps=max_steps, t_max=horizon(p_, q_, t_eff), gtol="data")
-        pred = attention.predict_outcome(EG, WG, A0, p_, q_)
-        slice_bad += int((pred.outcome != res.outcome).sum())
-        for name, colour in (("global_min", plotting.GLOBAL), ("unigram", plotting.LOCAL), ("undecided", plotting.NEUTRAL)):
-            sel = res.outcome == name
-            if sel.any():
-                ax.scatter(EG[sel], WG[sel], s=9, color=colour, marker="s", alpha=0.65, lw=0,
-                           label={"global_min": "global minimum (flow)", "unigram": "unigram (flow)"}.get(name, name))
-        lab_f = attention.planar_label(e_fine, np.full_like(e_fine, a0_))
-        EF, WF = np.meshgrid(e_fine, w_fine, indexing="ij")
-        Et = energy(EF, WF, a0_) + 2 * lab_f.A[:, None] ** 2
-        ax.contour(e_fine, w_fine, Et.T, levels=[SADDLE_ENERGY], colors=[plotting.SADDLE], linewidths=2.2)
-        ax.contour(e_fine, w_fine, energy(EF, WF, a0_).T, levels=[SADDLE_ENERGY], colors=["0.45"], linewidths=1.2,
-                   linestyles=":")
-        eS_ = float(attention.separatrix(a0_))
-        for s in (1, -1):
-            ax.axvline(s * eS_, color="k", lw=1.8)
-        ax.axhline(W_SAD, color="0.5", lw=0.8, ls="--")
-        ax.set_title(f"p={p_}, q={q_} (p+q{'>' if p_ + q_ > 1 else '<'}1), a0 = {a0_:+.1f}")
-        if row == 1:
-            ax.set_xlabel("e0")
-        if col == 0:
-            ax.set_ylabel("w0")
-        ax.set_xlim(-2.5, 2.5)
-        ax.set_ylim(-2.0, 2.0)
-        ax.grid(False)
-handles = axes[0, 0].get_legend_handles_labels()[0]
-handles += [Line2D([], [], color=plotting.SADDLE, lw=2.2, label=r"$\tilde E = E_{sad}$ (3-D saddle asymptotes)"),
-            Line2D([], [], color="0.45", lw=1.2, ls=":", label=r"$E = E_{sad}$ (2-D rule, 3-D energy)"),
-            Line2D([], [], color="k", lw=1.8, label=r"separatrix $|e_0| = e_S(a_0)$"),
-            Line2D([], [], color="0.5", lw=0.8, ls="--", label=r"$w_0 = -1/\sqrt{2}$")]
-fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8)
-fig.suptitle("Basins of the 3-D flow at fixed attention scalar a0 (integrated outcomes)", y=0.995)
-fig.tight_layout(rect=(0, 0.07, 1, 0.98))
+fig, slice_bad = attention_drawings.basin_slices(pairs, slice_a0, grid_n, t_eff, max_steps)
 plt.show()
 print(f"{grid_n * grid_n * len(slice_a0) * 2} integrated initializations; disagreements with the rule: {slice_bad}")
 
@@ -1275,39 +827,16 @@ _ = verified.record("basin slices: integrated outcomes = the 3-D rule on every g
                     check=f"{grid_n}x{grid_n} grid x {len(slice_a0)} values of a0 x 2 sides",
                     measured=f"{slice_bad}/{grid_n * grid_n * len(slice_a0) * 2} disagree", kind="independent",
                     tolerance="0")
-_ = glue("basin_mismatch", f"{n_bad + slice_bad}")
+_ = glue("basin_mismatch", f"{basins.n_bad + slice_bad}")
 
 # %% [markdown]
-# The separating surfaces in 3-D: over $R_0$ (parameterized by $a$ and $e = s\,e_S(a)$, $|s| < 1$) the surfaces
+# The separating surfaces in $(e, w, a)$: over $R_0$ (parameterized by $a$ and $e = s\,e_S(a)$, $|s| < 1$) the surfaces
 # $w = w_+(e, a)$ (the boundary of the unigram basin for $p + q > 1$) and $w = w_-(e, a)$ (for $p + q < 1$). They meet
-# along the saddle line $\{e = 0,\ w = -1/\sqrt2\}$, like the 2-D saddle asymptotes meet at the saddle, and the basins
-# are closed off by the wall $S \times \mathbb R_w$.
+# along the saddle line $\{e = 0,\ w = -1/\sqrt2\}$, as the saddle asymptotes of the plane $(e, w)$ meet at its saddle,
+# and the basins are closed off by the wall $S \times \mathbb R_w$ (`attention_drawings.basin_surfaces`).
 
 # %%
-a_s3 = np.linspace(-2.0, 2.0, 31)
-s_s3 = np.linspace(-0.98, 0.98, 31)
-SS, AS = np.meshgrid(s_s3, a_s3, indexing="ij")
-ES = SS * attention.separatrix(a_s3)[None, :]
-w_minus, w_plus = attention.basin_boundary(ES, AS)
-fig = plt.figure(figsize=(11.5, 5.0))
-for i, (wsurf, title, colour) in enumerate(((w_plus, "p + q > 1: unigram basin is above w = w+(e, a)", plotting.LOCAL),
-                                            (w_minus, "p + q < 1: unigram basin is below w = w-(e, a)", plotting.LOCAL))):
-    ax = fig.add_subplot(1, 2, i + 1, projection="3d")
-    wplot = np.clip(wsurf, -3.0, 0.0)
-    ax.plot_surface(ES, wplot, AS, color=plotting.SADDLE, alpha=0.55, linewidth=0.2, edgecolor="0.4", shade=True)
-    ax.plot(np.zeros_like(a_s3), np.full_like(a_s3, W_SAD), a_s3, color="k", lw=2.0)
-    eS3 = attention.separatrix(a_s3)
-    for s in (1, -1):
-        ax.plot(s * eS3, np.zeros_like(a_s3), a_s3, color="k", lw=1.2, ls="--")
-    ax.set_xlabel("e")
-    ax.set_ylabel("w")
-    ax.set_zlabel("a")
-    ax.set_ylim(-3.0, 1.0)
-    ax.set_title(title, fontsize=9.5)
-    ax.legend(handles=[Line2D([], [], color=plotting.SADDLE, lw=6, alpha=0.6, label=r"$\{\tilde E = E_{sad}\}$"),
-                       Line2D([], [], color="k", lw=2.0, label="saddle line e = 0, w = -1/sqrt2"),
-                       Line2D([], [], color="k", lw=1.2, ls="--", label="separatrix S (at w = 0)")],
-              loc="upper left", fontsize=7.5)
+attention_drawings.basin_surfaces()
 plt.show()
 
 # %% [markdown]
@@ -1325,50 +854,15 @@ plt.show()
 # $\delta$, i.e. $A \approx -(\text{slope}\cdot\log(1/\delta))^{1/3} \to -\infty$ as $\delta \to 0$.
 
 # %%
-eS0 = float(attention.separatrix(0.0))
-deltas = np.array([1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8])
-lab_in = attention.planar_label(eS0 * (1 - deltas), np.zeros_like(deltas))
-cube = np.abs(lab_in.A) ** 3
-incr = np.diff(cube)  # growth of |A|^3 per decade of delta
-fit = np.polyfit(np.log(1 / deltas[-4:]), cube[-4:], 1)  # the asymptotic regime
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-print(f"{'delta':>8}{'inside: reached':>17}{'min a':>9}{'A (line)':>10}{'outside: reached':>18}{'min a':>9}")
-esc_ok = True
-for i, dl in enumerate(deltas[[0, 2, 4, 6]]):
-    tr_in = integrate(eS0 * (1 - dl), 1.0, p_hi, q_hi, a0=0.0, t_max=horizon(p_hi, q_hi, t_eff / 2), n_points=300)
-    tr_out = integrate(eS0 * (1 + dl), 1.0, p_hi, q_hi, a0=0.0, t_max=horizon(p_hi, q_hi, t_eff / 2), n_points=300)
-    k_in = attention.classify(tr_in.e[-1], tr_in.w[-1], tr_in.a[-1], p_hi, q_hi, atol=1e-6)
-    k_out = attention.classify(tr_out.e[-1], tr_out.w[-1], tr_out.a[-1], p_hi, q_hi, atol=1e-6)
-    A_i = float(attention.planar_label(eS0 * (1 - dl), 0.0).A)
-    # near S both integrators' errors are amplified like 1/delta (the lines fan out), hence the loose 1e-3
-    esc_ok &= k_in == "local_min" and k_out == "global_min" and abs(tr_in.a.min() - A_i) < 1e-3
-    print(f"{dl:>8.0e}{k_in:>17}{tr_in.a.min():>9.4f}{A_i:>10.4f}{k_out:>18}{tr_out.a.min():>9.4f}")
-    ax1.semilogx(tr_in.t[1:], tr_in.a[1:], color=plotting.LOCAL, alpha=0.4 + 0.15 * i,
-                 label=f"inside, delta = {dl:.0e}")
-    ax1.semilogx(tr_out.t[1:], tr_out.a[1:], color=plotting.GLOBAL, alpha=0.4 + 0.15 * i, ls="--",
-                 label=f"outside, delta = {dl:.0e}")
-ax1.set_xlabel("time t")
-ax1.set_ylabel("a(t)")
-ax1.set_title(f"Flows from e0 = e_S(0)(1 -+ delta), w0 = 1, a0 = 0 (p=q={p_hi})")
-ax1.legend(fontsize=7, ncol=2)
-ax2.plot(np.log(1 / deltas), np.abs(lab_in.A) ** 3, "o", color=plotting.LOCAL, label="|A|^3 of the inner starts")
-ax2.plot(np.log(1 / deltas), np.polyval(fit, np.log(1 / deltas)), color="k", lw=1,
-         label=f"line through the last 4 points: slope {fit[0]:.3f}")
-ax2.set_xlabel("log(1/delta)")
-ax2.set_ylabel("|A|^3")
-ax2.set_title("The axis end A runs off to -infinity as the start nears S")
-ax2.legend()
+esc = attention_basins.separatrix_escape(p_hi, q_hi, t_eff)
+attention_drawings.escape_figure(esc, p_hi, q_hi)
 plt.show()
-print(f"A for delta = 1e-2 ... 1e-8: {np.round(lab_in.A, 4)}")
-print(f"growth of |A|^3 per decade of delta: {np.round(incr, 4)} (settles to a constant: A -> -infinity like "
-      f"-(log 1/delta)^(1/3)); slope of the fit over delta <= 1e-5: {fit[0]:.4f} per unit of log(1/delta)")
+print(esc.report())
 
 # %% tags=["hide-input"]
 _ = verified.record("Lemma 15 exceptions: flows near S split; |A|^3 grows by a constant per decade of delta",
-                    esc_ok and np.all(np.diff(lab_in.A) < 0) and np.all(incr > 0)
-                    and np.abs(incr[-3:] - incr[-3:].mean()).max() < 0.05 * incr[-3:].mean(),
-                    check="LSODA flows from e_S(0)(1 -+ delta), delta = 1e-2 ... 1e-8; planar_label A",
-                    measured=f"last increments {', '.join(fixed(x, 3) for x in incr[-3:])}", tolerance="5 % spread",
+                    esc.trend_ok, check="LSODA flows from e_S(0)(1 -+ delta), delta = 1e-2 ... 1e-8; planar_label A",
+                    measured=f"last increments {', '.join(fixed(x, 3) for x in esc.incr[-3:])}", tolerance="5 % spread",
                     kind="same code")
 
 # %% [markdown]
@@ -1383,41 +877,19 @@ _ = verified.record("Lemma 15 exceptions: flows near S split; |A|^3 grows by a c
 # in $\dot e \approx -2g'(0)m\,e$.
 
 # %%
-def flow_panel(ax, p_, q_, sigma, box, rs):
-    th = rs.normal(0, sigma, (3, n_traj))
-    counts = {"global_min": 0, "unigram": 0}
-    for i in range(n_traj):
-        tr = integrate(*th[:2, i], p_, q_, a0=th[2, i], t_max=horizon(p_, q_, t_eff), n_points=200)
-        kind = attention.classify(tr.e[-1], tr.w[-1], tr.a[-1], p_, q_, atol=1e-6)
-        kind = {"global_min": "global_min", "regular": "undecided"}.get(kind, "unigram")
-        counts[kind] = counts.get(kind, 0) + 1
-        inside = (np.abs(tr.e) <= box[0]) & (np.abs(tr.w) <= box[1]) & (np.abs(tr.a) <= box[2])
-        cut = np.argmin(inside) if not inside.all() else tr.e.size
-        colour = plotting.GLOBAL if kind == "global_min" else plotting.LOCAL
-        ax.plot(tr.e[:cut], tr.w[:cut], tr.a[:cut], color=colour, lw=1.1, alpha=0.85)
-        ax.scatter([th[0, i]], [th[1, i]], [th[2, i]], color="k", s=6, depthshade=False)
-    handles = markov_drawings.attention_critical_sets(ax, p_, q_, (-box[0], box[0]), (-box[1], box[1]), (-box[2], box[2]),
-                                              n_mesh=5)
-    handles += [Line2D([], [], color=plotting.GLOBAL, lw=1.1, label="flow to a global minimum"),
-                Line2D([], [], color=plotting.LOCAL, lw=1.1, label="flow to the unigram plane e = 0")]
-    ax.set_title(f"p={p_}, q={q_} (p+q{'>' if p_ + q_ > 1 else '<'}1), init N(0, {sigma}^2 I)\n"
-                 f"{counts['global_min']} global, {counts['unigram']} unigram"
-                 + (f", {counts['undecided']} undecided" if counts.get("undecided") else ""), fontsize=9.5)
-    return handles, counts
-
-
-rs = np.random.default_rng(seed + 4)
-for sigma, box, name in ((0.5, (2.5, 2.0, 2.0), "Fig. 2 style: flows in (e, w, a)"),
-                         (0.15, (0.6, 0.6, 0.6), "Fig. 5 style: near the origin (clipped to the box)")):
-    fig = plt.figure(figsize=(12, 5.6))
-    for i, (p_, q_) in enumerate([(p_hi, q_hi), (p_lo, q_lo)]):
-        ax = fig.add_subplot(1, 2, i + 1, projection="3d")
-        handles, counts = flow_panel(ax, p_, q_, sigma, box, rs)
-        print(f"{name}: p={p_}, q={q_}: {counts}")
-        glue(f"fig{'2' if sigma > 0.3 else '5'}_{'hi' if i == 0 else 'lo'}", f"{counts['unigram']}/{n_traj}")
-    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7.5)
-    fig.suptitle(name + " (reproduces the paper's " + ("Fig. 2)" if sigma > 0.3 else "Fig. 5)"))
+rs, flow_counts = np.random.default_rng(seed + 4), {}
+for sigma, box, fig_no, name in ((0.5, (2.5, 2.0, 2.0), 2, "Fig. 2 style: flows in (e, w, a)"),
+                                 (0.15, (0.6, 0.6, 0.6), 5, "Fig. 5 style: near the origin (clipped to the box)")):
+    fig, counts = attention_drawings.flow_figure(pairs, sigma, box, n_traj, t_eff, rs,
+                                                 f"{name} (reproduces the paper's Fig. {fig_no})")
     plt.show()
+    for (p_, q_), c, side in zip(pairs, counts, ("hi", "lo")):
+        print(f"{name}: p={p_}, q={q_}: {c}")
+        flow_counts[f"fig{fig_no}_{side}"] = f"{c['unigram']}/{n_traj}"
+
+# %% tags=["hide-input"]
+for key, value in flow_counts.items():
+    glue(key, value)
 
 # %% [markdown]
 # (sec-attention-thm11)=
@@ -1446,50 +918,18 @@ for sigma, box, name in ((0.5, (2.5, 2.0, 2.0), "Fig. 2 style: flows in (e, w, a
 # `mc_trend_se` $= 3$ standard errors of its own Monte Carlo noise.
 
 # %%
-rs = np.random.default_rng(seed + 5)
-mc_rows, mc_ok, n_und_all = [], True, 0
-mc_z_max = float(norm.ppf(1 - mc_alpha / (2 * 2 * len(mc_sigmas))))  # two-sided, Bonferroni over sigma x side
-print(f"{'sigma':>6}{'side':>7}{'n':>6}{'unigram':>9}{'fraction':>10}{'Wilson 95% CI':>18}{'rule (n=%d)' % mc_pred_n:>16}"
-      f"{'z':>7}{'undecided':>11}")
-for sigma in mc_sigmas:
-    th_p = rs.normal(0, sigma, (3, mc_pred_n))
-    lab_p = attention.planar_label(th_p[0], th_p[2])
-    th_m = rs.normal(0, sigma, (3, mc_n))
-    for p_, q_ in [(p_hi, q_hi), (p_lo, q_lo)]:
-        prob = float(np.mean(attention.predict_outcome(*th_p, p_, q_, label=lab_p).outcome == "unigram"))
-        res = integrate_batch(*th_m[:2], p_, q_, a0=th_m[2], max_steps=max_steps, t_max=horizon(p_, q_, t_eff),
-                              gtol="data")
-        k = int((res.outcome == "unigram").sum())
-        n_und = int((res.outcome == "undecided").sum())
-        lo_, hi_ = wilson_interval(k, mc_n)
-        se = math.sqrt(max(prob * (1 - prob), 1e-12) * (1 / mc_n + 1 / mc_pred_n))
-        z = abs(k / mc_n - prob) / se
-        mc_ok &= z < mc_z_max and n_und == 0
-        n_und_all += n_und
-        mc_rows.append((sigma, p_ + q_, k, lo_, hi_, prob))
-        print(f"{sigma:>6.2f}{'>1' if p_ + q_ > 1 else '<1':>7}{mc_n:>6}{k:>9}{k / mc_n:>10.3f}"
-              f"{'[%.3f, %.3f]' % (lo_, hi_):>18}{prob:>10.4f} +- {math.sqrt(prob * (1 - prob) / mc_pred_n):.4f}{z:>7.2f}"
-              f"{n_und:>11}")
-hi_rows = [r for r in mc_rows if r[1] > 1]
-lo_rows = [r for r in mc_rows if r[1] < 1]
-se_rule = lambda pr: math.sqrt(max(pr * (1 - pr), 1e-12) / mc_pred_n)  # noqa: E731
-trend = all(b[5] - a[5] <= mc_trend_se * math.hypot(se_rule(a[5]), se_rule(b[5])) for a, b in zip(hi_rows, hi_rows[1:]))
-trend &= all(a[5] - b[5] <= mc_trend_se * math.hypot(se_rule(a[5]), se_rule(b[5])) for a, b in zip(lo_rows, lo_rows[1:]))
-print(f"(z tests at |z| < {mc_z_max:.2f}: family-wise error {mc_alpha:g} over {2 * len(mc_sigmas)} tests); rule's "
-      f"P(unigram) monotone in sigma: {yes_no(trend)}")
-z_all = [abs(r[2] / mc_n - r[5]) / math.sqrt(max(r[5] * (1 - r[5]), 1e-12) * (1 / mc_n + 1 / mc_pred_n)) for r in mc_rows]
+mc = attention_basins.thm11_monte_carlo(pairs, mc_sigmas, mc_n, mc_pred_n, mc_alpha, mc_trend_se, t_eff, max_steps,
+                                        np.random.default_rng(seed + 5))
+print(mc.report())
 
 # %% tags=["hide-input"]
-_ = verified.record("Thm 11: integrated unigram fractions = the rule's probabilities, no undecided flows", mc_ok,
-                    check=f"{mc_n} integrated N(0, sigma^2 I) starts per sigma and side vs {mc_pred_n} scored by the rule",
-                    measured=f"max |z| = {max(z_all):.2f}; {n_und_all} undecided",
-                    tolerance=f"|z| < {mc_z_max:.2f} (family-wise {mc_alpha:g}, Bonferroni over {2 * len(mc_sigmas)})",
-                    kind="independent")
-
-# %%
+hi_rows, lo_rows = mc.side(True), mc.side(False)
 k_hi, k_lo = hi_rows[0][2], mc_n - lo_rows[0][2]  # flows that end as the limit sigma -> 0 says
-
-# %% tags=["hide-input"]
+_ = verified.record("Thm 11: integrated unigram fractions = the rule's probabilities, no undecided flows", mc.ok,
+                    check=f"{mc_n} integrated N(0, sigma^2 I) starts per sigma and side vs {mc_pred_n} scored by the rule",
+                    measured=f"max |z| = {max(r[6] for r in mc.rows):.2f}; {mc.n_undecided} undecided",
+                    tolerance=f"|z| < {mc.z_max:.2f} (family-wise {mc_alpha:g}, Bonferroni over {2 * len(mc_sigmas)})",
+                    kind="independent")
 _ = glue("mc_small_hi", f"{k_hi}/{mc_n}")
 _ = glue("mc_small_lo", f"{k_lo}/{mc_n}")
 verified.record_count("Thm 11: as sigma -> 0 the flows end at the unigram minimum for p + q > 1", k_hi, mc_n, rate=mc_limit,
@@ -1498,7 +938,7 @@ verified.record_count("Thm 11: as sigma -> 0 the flows end at the unigram minimu
 verified.record_count("Thm 11: as sigma -> 0 the flows end at a global minimum for p + q < 1", k_lo, mc_n, rate=mc_limit,
                       family=2, unit=f"flows at sigma = {mc_sigmas[0]:g} ({p_lo}, {q_lo})",
                       check="integrate_batch (outcome from c alone)", kind="independent")
-_ = verified.record("Thm 11: the rule's P(unigram) falls with sigma for p+q>1 and rises for p+q<1", trend,
+_ = verified.record("Thm 11: the rule's P(unigram) falls with sigma for p+q>1 and rises for p+q<1", mc.trend,
                     check=f"predict_outcome on {mc_pred_n} draws per sigma", measured="P(unigram) " + "; ".join(
                         f"p+q{side}: " + ", ".join(fixed(r[5], 3) for r in rows) for side, rows in (("> 1", hi_rows),
                                                                                                     ("< 1", lo_rows))),
@@ -1512,44 +952,14 @@ _ = verified.record("Thm 11: the rule's P(unigram) falls with sigma for p+q>1 an
 # the rule, far from 169/200, so the variance reading is the consistent one.)
 
 # %%
-th_ref = np.random.default_rng(seed + 6).normal(0, 0.5, (3, mc_pred_n))
-lab_ref = attention.planar_label(th_ref[0], th_ref[2])
-print(f"{'chain':<12}{'reference local/200':>21}{'rule P(local)':>15}{'expected of 200':>17}{'binomial p-value':>18}")
-for (p_, q_), k_ref in (((0.9, 0.9), 169), ((0.1, 0.1), 8)):
-    prob = float(np.mean(attention.predict_outcome(*th_ref, p_, q_, label=lab_ref).outcome == "unigram"))
-    pv = binomtest(k_ref, 200, prob).pvalue
-    print(f"{'p=q=%.1f' % p_:<12}{k_ref:>21}{prob:>15.4f}{200 * prob:>17.1f}{pv:>18.3f}")
-th_sd = np.random.default_rng(seed + 6).normal(0, 0.25, (3, mc_pred_n))
-prob_sd = float(np.mean(attention.predict_outcome(*th_sd, 0.9, 0.9).outcome == "unigram"))
-print(f"the other reading (standard deviation 0.25): rule P(local) for p=q=0.9 = {prob_sd:.3f}")
+text, prob_sd = attention_basins.reference_spot_check(seed + 6, mc_pred_n)
+print(text)
 
 # %% tags=["hide-input"]
 _ = glue("ref_sd_prob", f"{prob_sd:.2f}")
 
 # %%
-fig, ax = plt.subplots(figsize=(6.6, 4.4))
-sig_fine = np.geomspace(0.05, 3.0, 12)
-rs = np.random.default_rng(seed + 7)
-samples = []
-for s in sig_fine:
-    th_c = rs.normal(0, s, (3, 2000))
-    samples.append((s, th_c, attention.planar_label(th_c[0], th_c[2])))
-for (p_, q_), colour in (((p_hi, q_hi), plotting.LOCAL), ((p_lo, q_lo), plotting.GLOBAL)):
-    curve = []
-    for s, th_c, lab_c in samples:
-        curve.append(np.mean(attention.predict_outcome(*th_c, p_, q_, label=lab_c).outcome == "unigram"))
-    ax.semilogx(sig_fine, curve, color=colour, lw=1.6, label=f"rule, p+q{'>' if p_ + q_ > 1 else '<'}1 (2000 per sigma)")
-    pts = [r for r in mc_rows if (r[1] > 1) == (p_ + q_ > 1)]
-    ax.errorbar([r[0] for r in pts], [r[2] / mc_n for r in pts],
-                yerr=[[r[2] / mc_n - r[3] for r in pts], [r[4] - r[2] / mc_n for r in pts]], fmt="o", color=colour,
-                capsize=3, label=f"integrated flows, p={p_}, q={q_} (Wilson 95%)")
-ref_lo, ref_hi = wilson_interval(169, 200)
-ax.errorbar([0.5], [169 / 200], yerr=[[169 / 200 - ref_lo], [ref_hi - 169 / 200]],
-            fmt="D", color="k", mfc="w", capsize=3, label="reference spot check (p=q=0.9)")
-ax.set_xlabel("initialization scale sigma")
-ax.set_ylabel("P(flow ends at the unigram minimum)")
-ax.set_title("Thm 11: standard initialization and the local minimum")
-ax.legend(fontsize=7.5)
+attention_drawings.thm11_figure(mc, pairs, np.random.default_rng(seed + 7))
 plt.show()
 
 # %% [markdown]
@@ -1581,22 +991,16 @@ _ = verified.record("explorer: draw_attention's predicted outcome = reached outc
 # The rendered book's explorer: the drawing function of the live sliders above (markov_drawings.draw_attention), run at
 # batch time on a grid: a chain on each side of p + q = 1, starts with e0 > 0 (e -> -e mirrors the picture) and
 # a0 of both signs. 24 frames of 480 x 330 pixels; the page's sliders swap them.
-static_grid = {"p": [0.2, 0.9], "q": [0.9], "e0": [0.5, 1.0], "w0": [-1.0, 0.5], "a0": [-1.0, 0.0, 1.0]}
-static = explorers.static_explorer(
-    lambda p, q, e0, w0, a0, fig: markov_drawings.draw_attention(p, q, e0, w0, a0, ax=fig.add_subplot(projection="3d")),
-    static_grid, name="attention", title="gradient flow on L(e, w, a)",
-    value=lambda out: f"reached {out['reached']} (predicted {out['predicted']})",
-    initial={"p": 0.9, "q": 0.9, "e0": 1.0, "w0": -1.0, "a0": 0.0}, progress=False)
+static, n_frames_agree, n_frames = attention_drawings.static_explorer(
+    {"p": [0.2, 0.9], "q": [0.9], "e0": [0.5, 1.0], "w0": [-1.0, 0.5], "a0": [-1.0, 0.0, 1.0]},
+    initial={"p": 0.9, "q": 0.9, "e0": 1.0, "w0": -1.0, "a0": 0.0})
 static.show()
-n_frames_agree, n_frames = markov_drawings.frames_agree(static.results)
 print(f"{n_frames} frames; predicted = reached in {n_frames_agree}")
 
 # %% tags=["hide-input"]
-_ = verified.record("explorer: every precomputed frame ends where the two invariants predict",
-                    n_frames_agree == n_frames,
-                    check="the rendered book's frames: attention.predict_outcome vs flow.integrate on the slider grid "
-                          "(2 chains, 12 starts)",
-                    measured=f"{n_frames_agree}/{n_frames} frames", tolerance="every frame", kind="same code")
+_ = verified.record("explorer: every precomputed frame ends where the two invariants predict", n_frames_agree == n_frames,
+                    measured=f"{n_frames_agree}/{n_frames} frames", tolerance="every frame", kind="same code",
+                    check="the rendered book's frames: attention.predict_outcome vs flow.integrate on the slider grid (2 chains, 12 starts)")
 
 # %% [markdown]
 # Run this notebook in Jupyter to interact with the explorer: its sliders redraw the figure live. In the rendered
@@ -1652,12 +1056,11 @@ _ = verified.record("explorer: every precomputed frame ends where the two invari
 
 # %% tags=["hide-input"]
 headline = record_results({
-    "roots_found": n_roots, "root_starts": n_starts,
-    "roots_elsewhere": sum(r[6]["elsewhere"] for r in root_rows),
-    "basin_mismatches": n_bad, "slice_mismatches": slice_bad,
+    "roots_found": roots.n_roots, "root_starts": roots.n_starts, "roots_elsewhere": roots.totals()["elsewhere"],
+    "basin_mismatches": basins.n_bad, "slice_mismatches": slice_bad,
     "line_distance_ratio_max": ratio_max,
     "unigram_fraction_small_sigma_hi": hi_rows[0][2] / mc_n, "unigram_fraction_small_sigma_lo": lo_rows[0][2] / mc_n,
-    "separatrix_e_at_a0": float(attention.separatrix(0.0)), "label_flows_bracketed": n_br / len(line_checks),
+    "separatrix_e_at_a0": float(attention.separatrix(0.0)), "label_flows_bracketed": n_br / len(line_cks),
     **verified.summary(),
 })
 

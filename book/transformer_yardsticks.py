@@ -73,71 +73,32 @@ seed: int = 0  # seed of alpha, u, the perturbations and the samples
 n_sigma: float = 5.0  # level of the sampled checks: the two-sided normal tail of n_sigma (5 gives 5.7e-7)
 
 # %%
-from markovlib.book import params
-from markovlib.transformer.yardsticks import kappa
+from markovlib.book import specs
 
-theory = params.THEORY_RANGE
-SPEC = params.declare(
-    margin=params.Real(0.02, 0.5, why="distance of every chain from p + q = 1: the signs are resolved there"),
-    p=params.Real(*theory, why="Part I's theory range"),
-    q=params.Real(*theory, why="Part I's theory range"),
-    p_low=params.Real(*theory, why="Part I's theory range"),
-    q_low=params.Real(*theory, why="Part I's theory range"),
-    chains_thm4=params.Chains(0.02, theory, why="Thm 4 holds for every chain; its side check needs the margin"),
-    d=params.Int(2, 16, why="two for the orthogonal direction; the Thm 5 constant is measured up to d = 16"),
-    N=params.Int(1, why="sequence length of the sampled checks"),
-    batch=params.Int(8, why="the standard error comes from the sequences"),
-    N_exact=params.Int(4, 14, why="2^N_exact sequences are enumerated"),
-    w_local=params.Real(-0.49, 1.0, why="Thm 5 needs w > -1/2; |1 + 4w|w|| >= 0.02 keeps the signs resolved"),
-    w_trap=params.Real(-0.70, -0.51, why="inside (-1/sqrt2, -1/2), |m| >= 0.02 away from both ends"),
-    w_canon_low=params.Real(-3.0, -0.72, why="below -1/sqrt2 (a canonical minimum for p + q < 1, Thm 1)"),
-    radii=params.RealList(0.0, 0.1, why="perturbation sizes, where the Thm 5 bound is positive (see together)"),
-    n_perturb=params.Int(40, why="the contrast needs lowering draws, a fraction that shrinks near p + q = 1"),
-    eps_dir=params.Real(0.01, 0.1, why="predicted changes >= eps^2 |g'(0)| |m| stay far above rounding"),
-    demo_std=params.Real(0.0, float("inf"), closed=False, why="std of the random model of the walk-through"),
-    seed=params.Int(0, why="any seed"),
-    n_sigma=params.Real(3.0, 8.0, why="level of the sampled checks"),
-    require=[
-        ("p + q >= 1 + margin", lambda v: v["p"] + v["q"] >= 1 + v["margin"], "the chain of Thm 5"),
-        ("p_low + q_low <= 1 - margin", lambda v: v["p_low"] + v["q_low"] <= 1 - v["margin"], "the contrast"),
-        ("|p + q - 1| >= margin for chains_thm4", lambda v: all(abs(a + b - 1) >= v["margin"]
-                                                                for a, b in v["chains_thm4"]), "the side check"),
-        ("0 < radii <= min(0.1, kappa(w_local) / 2)", lambda v: 0 < min(v["radii"])
-         and max(v["radii"]) <= min(0.1, kappa(v["w_local"]) / 2), "the bound kappa(w) - rho stays positive"),
-    ],
-)
+SPEC = specs.load("transformer_yardsticks")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
 # %%
 # %matplotlib inline
-import math
-
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
-import torch.nn.functional as F
 from scipy import stats
-from scipy.optimize import minimize_scalar
 from scipy.special import logit
 
-from markovlib.book import inference, plotting
-from markovlib.book.formatting import bound, fixed, fraction
+from markovlib.book import formatting, params, plotting, report
 from markovlib.book.glue import glue
-from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.markov.canonical import logistic_loss
 from markovlib.markov.chain import MarkovChain
-from markovlib.transformer import yardsticks
-from markovlib.transformer.exact import exact_loss
-from markovlib.transformer.inits import random_alpha
+from markovlib.transformer import yardsticks, yardsticks_checks, yardsticks_thm5
 from markovlib.transformer.model import MarkovTransformer, canonical_full_model
 
 torch.set_num_threads(1)
 torch.manual_seed(seed)
 plotting.use_style()
-verified = Verification()  # one record per claim; the "What was verified" table is generated from it
+verified = report.Verification()  # one record per claim; the "What was verified" table is generated from it
 level = 2 * stats.norm.sf(n_sigma)  # two-sided level of the sampled checks (5.7e-7 at 5 sigma)
+chain, chain_low = MarkovChain(p, q), MarkovChain(p_low, q_low)
 
 # %% [markdown]
 # (sec-ty-model)=
@@ -229,56 +190,26 @@ _ = verified.record("parameter count of the model (eq-model)", n_params == expec
 # others), compared with the intermediate streams the module returns (`return_hidden=True`).
 
 # %%
-chain = MarkovChain(p, q)
 demo = MarkovTransformer.standard(d, 16, std=demo_std, seed=seed, attention="softmax")
 with torch.no_grad():
     demo.bias.fill_(0.3)
 x_demo = chain.sample(4, 12, seed=seed, backend="torch")
-with torch.no_grad():
-    logits, hidden = demo(x_demo, return_hidden=True)
 
 # %% [markdown]
-# Independent reference: the same streams line by line from {eq}`eq-model` and {eq}`eq-loss`, from the weights.
+# An independent reference, `markovlib.transformer.yardsticks_reference.streams_by_hand`, recomputes the same streams
+# line by line from {eq}`eq-model` and {eq}`eq-loss`, reading only the weights; `yardsticks_checks.stream_check`
+# compares them with the module's. The attention is far from uniform and the ReLU is on for some units and off for
+# others; every stream agrees:
 
 # %%
-with torch.no_grad():  # Independent reference: (eq-model) and (eq-loss) by hand
-    n = x_demo.shape[1]
-    e_vec, P_pos = demo.embedding, demo.positional[:n]
-    xs = x_demo.double()
-    h = xs[..., None] * e_vec + P_pos  # embedding: x_n = x_n e + p_n
-    scores = (h @ demo.W_Q.T) @ (h @ demo.W_K.T).transpose(1, 2) / math.sqrt(d)  # <W_Q x_n, W_K x_i>/sqrt(d)
-    causal = torch.ones(n, n, dtype=torch.bool).tril()  # i <= n
-    att = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
-    y = h + (att @ (h @ demo.W_V.T)) @ demo.W_O.T  # y_n = x_n + W_O sum_i att_{n,i} W_V x_i
-    relu_on = (y @ demo.W_1.T) > 0
-    z = y + torch.relu(y @ demo.W_1.T) @ demo.W_2.T  # z_n = y_n + W_2 ReLU(W_1 y_n)
-    lg = z @ e_vec + demo.bias  # tied head: logit_n = <e, z_n> + b
-    # loss (eq-loss): the logit at n predicts x_{n+1}; -x log s(l) - (1 - x) log(1 - s(l)) = log(1 + e^l) - x l,
-    # written in that form because log(1 - s(l)) loses digits when s(l) is close to 1
-    ce = (torch.logaddexp(torch.zeros_like(lg[:, :-1]), lg[:, :-1]) - xs[:, 1:] * lg[:, :-1]).mean()
-    rows = [("embedding x_n", h, hidden["x"]), ("attention y_n", y, hidden["y"]),
-            ("feed-forward z_n", z, hidden["z"]), ("logit_n", lg, logits),
-            ("loss", ce, demo.loss(x_demo))]
-
-# %% [markdown]
-# The attention is far from uniform and the ReLU is on for some units and off for others; every stream agrees:
-
-# %%
-print(f"attention: mean max weight {float(att.max(-1).values[:, 1:].mean()):.2f} (uniform over n would be "
-      f"{float((1 / torch.arange(2, n + 1, dtype=torch.float64)).mean()):.2f}); ReLU units on: "
-      f"{fraction(int(relu_on.sum()), relu_on.numel())}")
-print(f"{'quantity':<18}{'max |module - by hand| / max(1, |module|)':>43}")
-demo_err = 0.0
-for name, mine, theirs in rows:  # relative to the size of the stream (rounding is relative)
-    err = float((mine - theirs).abs().max()) / max(1.0, float(theirs.abs().max()))
-    demo_err = max(demo_err, err)
-    print(f"{name:<18}{bound(err, 1e-12):>43}")
+streams = yardsticks_checks.stream_check(demo, x_demo)  # against yardsticks_reference.streams_by_hand
+print(streams.report())
 
 # %% tags=["hide-input"]
-_ = verified.record("module = equations (eq-model), (eq-loss), by hand", demo_err < 1e-11,
+_ = verified.record("module = equations (eq-model), (eq-loss), by hand", streams.worst < 1e-11,
                     check="every stream of a random model recomputed by hand from its weights, relative to the stream's size",
-                    measured=bound(demo_err, 1e-12), tolerance="1e-11 (rounding)", kind="independent")
-_ = glue("ty_demo_err", bound(demo_err, 1e-12))
+                    measured=formatting.bound(streams.worst, 1e-12), tolerance="1e-11 (rounding)", kind="independent")
+_ = glue("ty_demo_err", formatting.bound(streams.worst, 1e-12))
 
 # %% [markdown]
 # (sec-ty-exact)=
@@ -302,22 +233,16 @@ _ = glue("ty_demo_err", bound(demo_err, 1e-12))
 # above is the mean of sampled losses:
 
 # %%
-N_demo = 8
-L_exact_demo = float(exact_loss(demo, chain, N_demo).detach())
-x_mc = chain.sample(4096, N_demo, seed=seed + 1, backend="torch")
-with torch.no_grad():
-    per_seq = F.binary_cross_entropy_with_logits(demo(x_mc[:, :-1]), x_mc[:, 1:].double(),
-                                                 reduction="none").mean(1)
-mt_mc = inference.mean_test(per_seq.numpy(), L_exact_demo)  # Student t: the standard error is estimated
-mc, se, z_mc, pv_mc = mt_mc.mean, mt_mc.std_err, mt_mc.z, mt_mc.pvalue
+N_demo, n_mc = 8, 4096  # length and number of the sampled sequences
+L_exact_demo, mt_mc = yardsticks_checks.exact_vs_sampled(demo, chain, N_demo, n_mc, seed + 1)
 # Monte Carlo: the mean prints at the precision of its standard error, |z| at one decimal
-print(f"exact L_{N_demo} = {L_exact_demo:.5f}; sampled mean over {len(per_seq)} sequences = {fixed(mc, 2)} "
-      f"+- {se:.0e} (|z| = {fixed(z_mc, 1)}, p-value {pv_mc:.1g})")
+print(f"exact L_{N_demo} = {L_exact_demo:.5f}; sampled mean over {n_mc} sequences = {formatting.fixed(mt_mc.mean, 2)} "
+      f"+- {mt_mc.std_err:.0e} (|z| = {formatting.fixed(mt_mc.z, 1)}, p-value {mt_mc.pvalue:.1g})")
 
 # %% tags=["hide-input"]
-_ = verified.record("exact population loss (eq-exact-loss) = mean of sampled losses", pv_mc > level,
-                    check=f"Monte Carlo: {len(per_seq)} sampled sequences of length {N_demo}, random model",
-                    measured=f"|z| = {fixed(z_mc, 1)} (p-value {pv_mc:.1g})",
+_ = verified.record("exact population loss (eq-exact-loss) = mean of sampled losses", mt_mc.pvalue > level,
+                    check=f"Monte Carlo: {n_mc} sampled sequences of length {N_demo}, random model",
+                    measured=f"|z| = {formatting.fixed(mt_mc.z, 1)} (p-value {mt_mc.pvalue:.1g})",
                     tolerance=f"p-value > {level:.1e} ({n_sigma:g} sigma)", kind="independent")
 
 # %% [markdown]
@@ -378,62 +303,32 @@ _ = verified.record("exact population loss (eq-exact-loss) = mean of sampled los
 #
 # `markovlib.transformer.yardsticks.global_min_weights(p, q)` returns $(c^*, w, b)$ of this construction. For each
 # chain of `chains_thm4` the next cell loads the weights into the full model, predicts on sampled sequences of the
-# paper's length, and takes the exact loss and its gradient in all parameters.
-
-# %%
-thm4_rows = []
-for k, (pp, qq) in enumerate(chains_thm4):
-    ch = MarkovChain(pp, qq)
-    cs, w_star, b_star = yardsticks.global_min_weights(pp, qq)
-    model = canonical_full_model(1.0, w_star, b_star, d=d, max_len=N, seed=seed + k)
-    # (i) the prediction is the kernel at every position of sampled sequences of the paper's length
-    xs_k = ch.sample(batch, N, seed=seed + 10 + k, backend="torch")
-    with torch.no_grad():
-        lg_k = model(xs_k[:, :-1])
-        kernel = torch.tensor([pp, 1 - qq], dtype=torch.float64)[xs_k[:, :-1]]  # P(x_{n+1} = 1 | x_n)
-        err_f = float((torch.sigmoid(lg_k) - kernel).abs().max())
-        per_seq = F.binary_cross_entropy_with_logits(lg_k, xs_k[:, 1:].double(), reduction="none").mean(1)
-    mt = inference.mean_test(per_seq.numpy(), ch.entropy_rate)  # Student t with batch - 1 degrees of freedom
-    # (ii) the exact population loss and its gradient in all parameters
-    model.zero_grad()
-    L = exact_loss(model, ch, N_exact)
-    L.backward()
-    gmax = max(float(prm.grad.abs().max()) for prm in model.parameters())
-    thm4_rows.append(dict(p=pp, q=qq, cs=cs, w=w_star, b=b_star, err_f=err_f, gap=float(L.detach()) - ch.entropy_rate,
-                          gmax=gmax, H=ch.entropy_rate, mean=mt.mean, se=mt.std_err, z=mt.z, pvalue=mt.pvalue))
-
-# %% [markdown]
+# paper's length, and takes the exact loss and its gradient in all parameters (`yardsticks_checks.thm4_check`).
 # Rounding errors print as the bounds they are checked against; sampled losses at 3 decimals, $|z|$ at one:
 
 # %%
-print(f"{'p':>5}{'q':>5}{'c*':>9}{'w':>9}{'b':>9}{'max|f - kernel|':>17}{'L_exact - H_rate':>18}"
-      f"{'max|grad L|':>13}{'H_rate':>9}{'sampled':>9}{'std err':>9}{'|z|':>6}")
-for r in thm4_rows:
-    print(f"{r['p']:>5}{r['q']:>5}{r['cs']:>9.4f}{r['w']:>9.4f}{r['b']:>9.4f}{bound(r['err_f'], 1e-13):>17}"
-          f"{bound(r['gap'], 1e-13):>18}{bound(r['gmax'], 1e-12):>13}{r['H']:>9.5f}{fixed(r['mean'], 3):>9}"
-          f"{r['se']:>9.0e}{fixed(r['z'], 1):>6}")
-n4 = len(chains_thm4)
-err_f4, gap4, grad4, z4 = (max(abs(r[k]) for r in thm4_rows) for k in ("err_f", "gap", "gmax", "z"))
-pv4 = min(r["pvalue"] for r in thm4_rows)  # the smallest Student t p-value over the chains
+thm4 = yardsticks_checks.thm4_check(chains_thm4, d, N, batch, N_exact, seed)
+print(thm4.report())
 
 # %% tags=["hide-input"]
+n4 = len(chains_thm4)
+err_f4, gap4, grad4, z4 = (thm4.worst(k) for k in ("err_f", "gap", "gmax", "z"))
 _ = verified.record("Thm 4: prediction = kernel at every position", err_f4 < 1e-12,
                     check=f"full softmax model at theta_star, {batch} sampled sequences of length {N}, {n4} chains",
-                    measured=bound(err_f4, 1e-13), tolerance="1e-12", kind="independent")
+                    measured=formatting.bound(err_f4, 1e-13), tolerance="1e-12", kind="independent")
 _ = verified.record("Thm 4: exact loss = entropy rate", gap4 < 1e-12,
-                    check=f"exact population loss (all 2^{N_exact} sequences) vs the closed-form entropy rate, "
-                          f"{n4} chains",
-                    measured=bound(gap4, 1e-13), tolerance="1e-12", kind="independent")
-_ = verified.record(f"Thm 4: sampled loss (N = {N}) = entropy rate", pv4 > level,
+                    check=f"exact population loss (all 2^{N_exact} sequences) vs the closed-form entropy rate, {n4} chains",
+                    measured=formatting.bound(gap4, 1e-13), tolerance="1e-12", kind="independent")
+_ = verified.record(f"Thm 4: sampled loss (N = {N}) = entropy rate", thm4.pvalue > level,
                     check=f"Monte Carlo: {batch} sequences per chain, {n4} chains; Student t",
-                    measured=f"max |z| = {fixed(z4, 1)} (p-value {pv4:.1g})",
+                    measured=f"max |z| = {formatting.fixed(z4, 1)} (p-value {thm4.pvalue:.1g})",
                     tolerance=f"p-value > {level:.1e} ({n_sigma:g} sigma)", kind="independent")
 _ = verified.record("Thm 4: gradient of the full model vanishes", grad4 < 1e-10,
                     check="torch autograd of the exact loss in all parameters (attention included)",
-                    measured=bound(grad4, 1e-12), tolerance="1e-10 (rounding)", kind="independent")
-_ = glue("ty_thm4_pred", bound(err_f4, 1e-13))
-_ = glue("ty_thm4_gap", bound(gap4, 1e-13))
-_ = glue("ty_thm4_grad", bound(grad4, 1e-12))
+                    measured=formatting.bound(grad4, 1e-12), tolerance="1e-10 (rounding)", kind="independent")
+_ = glue("ty_thm4_pred", formatting.bound(err_f4, 1e-13))
+_ = glue("ty_thm4_gap", formatting.bound(gap4, 1e-13))
+_ = glue("ty_thm4_grad", formatting.bound(grad4, 1e-12))
 
 # %% [markdown]
 # The construction solved $1 + 2w|w| = c^*$ for $w$, so reading "$p + q > 1$ needs $w < -1/\sqrt2$" off the
@@ -445,47 +340,29 @@ _ = glue("ty_thm4_grad", bound(grad4, 1e-12))
 # entropy rate, and it lies below $-1/\sqrt2$ exactly for the chains with $p + q > 1$. At $w = -1/\sqrt2$
 # itself the feed-forward layer cancels the embedding ($c = 0$) and the best bias only reaches $H(\pi)$.
 #
-# `yardsticks.best_bias_loss` minimizes out the bias (Brent); the cell searches $w$ for every chain.
+# `yardsticks.best_bias_loss` minimizes out the bias (Brent); `yardsticks_checks.w_search` searches $w$ for every
+# chain.
 
 # %%
-w_tol = 1e-6  # xatol of the bounded search in w
-search_rows = []
-for k, (pp, qq) in enumerate(chains_thm4):
-    ch = MarkovChain(pp, qq)
-    def at_w(w):
-        return lambda b: canonical_full_model(1.0, w, b, d=d, max_len=N_exact - 1, seed=seed + k)
-    res = minimize_scalar(lambda w: yardsticks.best_bias_loss(at_w(w), ch, N_exact), bounds=(-3.0, 3.0),
-                          method="bounded", options={"xatol": w_tol})
-    _, w_star, _ = yardsticks.global_min_weights(pp, qq)
-    L_sad = yardsticks.best_bias_loss(at_w(-1 / math.sqrt(2)), ch, N_exact)
-    search_rows.append((pp, qq, float(res.x), w_star, res.fun - ch.entropy_rate, L_sad - ch.marginal_entropy))
-
-# %%
-print(f"{'p':>5}{'q':>5}{'p+q':>6}{'argmin w (search)':>19}{'w (construction)':>18}{'|difference|':>14}"
-      f"{'min L - H_rate':>16}{'w < -1/sqrt2':>14}{'L(w = -1/sqrt2) - H(pi)':>25}")
-for pp, qq, w_min, w_star, l_gap, s_gap in search_rows:
-    print(f"{pp:>5}{qq:>5}{pp + qq:>6.2f}{fixed(w_min, 3):>19}{w_star:>18.4f}{bound(w_min - w_star, 1e-4):>14}"
-          f"{bound(l_gap, 1e-11):>16}{'yes' if w_min < -1 / math.sqrt(2) else 'no':>14}{bound(s_gap, 1e-11):>25}")
-n_side = sum((r[2] < -1 / math.sqrt(2)) == (r[0] + r[1] > 1) for r in search_rows)
-w_err = max(abs(r[2] - r[3]) for r in search_rows)
-l_err = max(abs(r[4]) for r in search_rows)
-sad_err = max(abs(r[5]) for r in search_rows)
+search = yardsticks_checks.w_search(chains_thm4, d, N_exact, seed, w_tol=1e-6)
+print(search.report())
 
 # %% tags=["hide-input"]
+w_err, n_side = search.worst("w"), search.n_side
 _ = verified.record("Thm 4: the global minimum has w < -1/sqrt(2) iff p + q > 1", n_side == n4 and w_err < 1e-3,
                     check="bounded search over w in [-3, 3] of the full model's exact loss at e = 1, bias minimized "
                           f"numerically, {n4} chains at |p + q - 1| >= {margin:g}",
-                    measured=f"side right for {n_side}/{n4} chains; |argmin - construction| {bound(w_err, 1e-4)}",
+                    measured=f"side right for {n_side}/{n4} chains; |argmin - construction| {formatting.bound(w_err, 1e-4)}",
                     tolerance="every chain; |w - w_construction| < 1e-3", kind="independent")
-_ = verified.record("Thm 4: the searched minimum is the entropy rate", l_err < 1e-9,
-                    check="loss at the searched (w, b) vs the closed-form entropy rate",
-                    measured=bound(l_err, 1e-11), tolerance="1e-9 (quadratic in the search tolerance)",
-                    kind="independent")
-_ = verified.record("at w = -1/sqrt(2) the best bias reaches only H(pi)", sad_err < 1e-9,
-                    check="full model at e = 1, w = -1/sqrt(2), bias minimized numerically",
-                    measured=bound(sad_err, 1e-11), tolerance="1e-9", kind="independent")
-_ = glue("ty_w_err", bound(w_err, 1e-4))
-_ = glue("ty_side", fraction(n_side, n4))
+l_err, sad_err = search.worst("loss"), search.worst("saddle")
+_ = verified.record("Thm 4: the searched minimum is the entropy rate", l_err < 1e-9, kind="independent",
+                    tolerance="1e-9 (quadratic in the search tolerance)", measured=formatting.bound(l_err, 1e-11),
+                    check="loss at the searched (w, b) vs the closed-form entropy rate")
+_ = verified.record("at w = -1/sqrt(2) the best bias reaches only H(pi)", sad_err < 1e-9, kind="independent",
+                    tolerance="1e-9", measured=formatting.bound(sad_err, 1e-11),
+                    check="full model at e = 1, w = -1/sqrt(2), bias minimized numerically")
+_ = glue("ty_w_err", formatting.bound(w_err, 1e-4))
+_ = glue("ty_side", formatting.fraction(n_side, n4))
 
 # %% [markdown]
 # Why the gradient vanishes exactly, and not just because the loss is minimal: the derivative of the cross-entropy
@@ -498,22 +375,7 @@ _ = glue("ty_side", fraction(n_side, n4))
 # tries anyway: random models and random perturbations of $\theta_\star$ (all parameters), scored by the exact loss.
 
 # %%
-cs, w_star, b_star = yardsticks.global_min_weights(p, q)
-star = canonical_full_model(1.0, w_star, b_star, d=d, max_len=N_exact - 1, seed=seed)
-base = [prm.detach().clone() for prm in star.parameters()]
-gen = torch.Generator().manual_seed(seed)
-gaps = []
-with torch.no_grad():
-    for radius in (1e-3, 1e-1, 1.0):
-        for _ in range(20):
-            for prm, b0 in zip(star.parameters(), base):
-                prm.copy_(b0 + radius * torch.randn(b0.shape, generator=gen, dtype=b0.dtype))
-            gaps.append(float(exact_loss(star, chain, N_exact)) - chain.entropy_rate)
-    for prm, b0 in zip(star.parameters(), base):
-        prm.copy_(b0)
-    for s in range(20):
-        rnd = MarkovTransformer.standard(d, N_exact - 1, std=0.5, seed=seed + 100 + s, attention="softmax")
-        gaps.append(float(exact_loss(rnd, chain, N_exact)) - chain.entropy_rate)
+gaps = yardsticks_checks.lower_bound_gaps(p, q, d, N_exact, seed)
 print(f"{len(gaps)} other points: min (L_exact - entropy rate) = {min(gaps):.1e} (must be >= 0)")
 
 # %% tags=["hide-input"]
@@ -617,64 +479,36 @@ _ = verified.record("no perturbed or random model beats the entropy rate (eq-low
 # `logistic_loss(c, b_pi, p, q)` of Lemma 2 in {doc}`canonical_model`: a predicted value that the full model,
 # scored by the exact loss {eq}`eq-exact-loss`, must reproduce.
 #
-# First the three properties of $\theta_\pi$ itself, for $p + q > 1$:
+# First the three properties of $\theta_\pi$ itself, for $p + q > 1$ (`yardsticks_checks.theta_pi_check`), and that
+# the bad minimum is bad: its exact loss against that of $\theta_\star$ of the same chain (full models both).
 
 # %%
-pi1 = p / (p + q)
-pi0 = 1 - pi1
-b_pi = logit(pi1)
-theta_pi = canonical_full_model(0.0, w_local, b_pi, d=d, max_len=N, seed=seed)
-x_s = chain.sample(batch, N, seed=seed + 20, backend="torch")
-with torch.no_grad():
-    lg_pi = theta_pi(x_s[:, :-1])
-    err_pred = float((torch.sigmoid(lg_pi) - pi1).abs().max())
-    per_seq = F.binary_cross_entropy_with_logits(lg_pi, x_s[:, 1:].double(), reduction="none").mean(1)
-# for p = q the prediction 1/2 costs log 2 on every sequence: mean_test floors the standard error at rounding level
-mt_pi = inference.mean_test(per_seq.numpy(), chain.marginal_entropy)
-samp, se, z_pi, pv_pi = mt_pi.mean, mt_pi.std_err, mt_pi.z, mt_pi.pvalue
-theta_pi_x = canonical_full_model(0.0, w_local, b_pi, d=d, max_len=N_exact - 1, seed=seed)  # for enumeration
-L_pi = exact_loss(theta_pi_x, chain, N_exact)
-L_pi.backward()
-grads = {name: float(prm.grad.abs().max()) for name, prm in theta_pi_x.named_parameters()}
-
-# %% [markdown]
-# The bad minimum is bad: its exact loss against that of $\theta_\star$ of the same chain (full models both).
-
-# %%
-L_star_c = float(exact_loss(canonical_full_model(1.0, w_star, b_star, d=d, max_len=N_exact - 1, seed=seed),
-                            chain, N_exact).detach())
-L_pi_v = float(L_pi.detach())
-excess = L_pi_v - L_star_c
-excess_closed = chain.marginal_entropy - chain.entropy_rate
-print(f"prediction: max |f - pi_1| over {batch} x {N - 1} positions: {bound(err_pred, 1e-13)}")
-print(f"loss: H(pi) = {chain.marginal_entropy:.10f}; "
-      f"|exact L_{N_exact} - H(pi)| {bound(L_pi_v - chain.marginal_entropy, 1e-13)}; "
-      f"sampled (N = {N}) {fixed(samp, 3)} +- {se if se > 1e-13 else 0:.0e} (|z| = {fixed(z_pi, 1)})")
-print(f"excess loss over theta_star (exact, full models) {excess:.6f}; H(pi) - entropy rate {excess_closed:.6f}")
-print("max |dL/dtheta| per parameter: " + ", ".join(f"{k} {bound(v, 1e-13)}" for k, v in grads.items()))
+pi = yardsticks_checks.theta_pi_check(p, q, w_local, d, N, batch, N_exact, seed)
+print(pi.report())
 
 # %% tags=["hide-input"]
 # With e = 0 every stream is zero and the tied head returns the bias logit(pi_1): the prediction, the loss H(pi) and
 # the zero gradient hold by construction (identities); the minimality below is what Thm 5 adds.
-_ = verified.record("Thm 5: theta_pi predicts pi_1 everywhere", err_pred < 1e-12,
+H_pi = chain.marginal_entropy
+_ = verified.record("Thm 5: theta_pi predicts pi_1 everywhere", pi.err_pred < 1e-12,
                     check=f"full model at theta_pi on {batch} sampled sequences of length {N}; by construction (e = 0: "
-                          "the logit is the bias)", measured=bound(err_pred, 1e-13), tolerance="1e-12", kind="identity")
-_ = verified.record("Thm 5: exact loss at theta_pi = H(pi)", abs(L_pi_v - chain.marginal_entropy) < 1e-12,
+                          "the logit is the bias)", measured=formatting.bound(pi.err_pred, 1e-13), tolerance="1e-12", kind="identity")
+_ = verified.record("Thm 5: exact loss at theta_pi = H(pi)", abs(pi.L_pi - H_pi) < 1e-12,
                     check=f"exact population loss (2^{N_exact} sequences) vs the closed form h(pi_1); by construction",
-                    measured=bound(L_pi_v - chain.marginal_entropy, 1e-13), tolerance="1e-12", kind="identity")
-_ = verified.record(f"Thm 5: sampled loss at theta_pi (N = {N}) = H(pi) (checks the sampler's marginal)", pv_pi > level,
+                    measured=formatting.bound(pi.L_pi - H_pi, 1e-13), tolerance="1e-12", kind="identity")
+_ = verified.record(f"Thm 5: sampled loss at theta_pi (N = {N}) = H(pi) (checks the sampler's marginal)", pi.test.pvalue > level,
                     check=f"Monte Carlo: {batch} sequences of markovlib's sampler; Student t; the prediction is pi_1 "
                           "by construction, so this tests only that the sampled tokens have the stationary marginal",
-                    measured=f"|z| = {fixed(z_pi, 1)} (p-value {pv_pi:.1g})",
+                    measured=f"|z| = {formatting.fixed(pi.test.z, 1)} (p-value {pi.test.pvalue:.1g})",
                     tolerance=f"p-value > {level:.1e} ({n_sigma:g} sigma)", kind="same code")
-_ = verified.record("Thm 5: gradient of the full model at theta_pi vanishes", max(grads.values()) < 1e-12,
+_ = verified.record("Thm 5: gradient of the full model at theta_pi vanishes", max(pi.grads.values()) < 1e-12,
                     check="torch autograd of the exact loss, every parameter; by construction (every path carries the "
                           "zero embedding, and sigma(b) = pi_1)",
-                    measured=bound(max(grads.values()), 1e-13), tolerance="1e-12", kind="identity")
+                    measured=formatting.bound(max(pi.grads.values()), 1e-13), tolerance="1e-12", kind="identity")
 _ = verified.record("Thm 5: theta_pi is a bad point: its loss exceeds theta_star's by H(pi) - entropy rate",
-                    excess > 0 and abs(excess - excess_closed) < 1e-12,
+                    pi.excess > 0 and abs(pi.excess - pi.excess_closed) < 1e-12,
                     check="exact losses of the two full models (theta_pi, theta_star) vs the closed-form gap",
-                    measured=f"excess {excess:.6f}; {bound(excess - excess_closed, 1e-13)} from the closed form",
+                    measured=f"excess {pi.excess:.6f}; {formatting.bound(pi.excess - pi.excess_closed, 1e-13)} from the closed form",
                     tolerance="> 0; 1e-12 from the closed form", kind="independent")
 
 # %% [markdown]
@@ -698,56 +532,35 @@ _ = verified.record("Thm 5: theta_pi is a bad point: its loss exceeds theta_star
 # them.
 #
 # `yardsticks.perturbation_study` draws the perturbations and scores each by the exact loss; `yardsticks.kappa`
-# is $\kappa(w)$.
+# is $\kappa(w)$; `yardsticks_thm5.perturbation_studies` runs both chains at every radius.
 
 # %%
-chain_low = MarkovChain(p_low, q_low)
 theta_low = canonical_full_model(0.0, w_local, logit(p_low / (p_low + q_low)), d=d, max_len=N_exact - 1, seed=seed)
-kappa_w = yardsticks.kappa(w_local)
-studies = {}
-for label, model, ch in ((f"p+q={p + q:.2f} > 1", theta_pi_x, chain),
-                         (f"p+q={p_low + q_low:.2f} < 1", theta_low, chain_low)):
-    c0, c1 = ch.q / (ch.p + ch.q), ch.p / (ch.p + ch.q)
-    for j, radius in enumerate(radii):
-        dL, a2 = yardsticks.perturbation_study(model, ch, radius, n_perturb, seed + 30 + j, N_exact)
-        ratio = dL / ((ch.p + ch.q - 1) * c0 * c1 * kappa_w * a2)
-        studies[(label, radius)] = (dL, a2, ratio)
-
-# %%
-print(f"{'chain':<16}{'rho':>7}{'n':>5}{'min dL':>12}{'max dL':>12}{'dL < 0':>9}{'min ratio':>11}"
-      f"{'1 - rho/kappa':>16}")
-for (label, radius), (dL, a2, ratio) in studies.items():
-    rmin = f"{ratio.min():>11.3f}" if "> 1" in label else f"{'-':>11}"
-    print(f"{label:<16}{radius:>7.0e}{n_perturb:>5}{dL.min():>12.2e}{dL.max():>12.2e}"
-          f"{fraction((dL < 0).sum(), dL.size):>9}{rmin}{1 - radius / kappa_w:>16.3f}")
-high = [v for (lab, _), v in studies.items() if "> 1" in lab]
-ratio_min = [float(v[2].min()) for v in high]  # per radius
-low = [v for (lab, _), v in studies.items() if "< 1" in lab]
-n_high = sum(int((v[0] > 0).sum()) for v in high)
-ratio_ok = all(rm >= 1 - rad / kappa_w for rm, rad in zip(ratio_min, radii))
-i_big = int(np.argmax(radii))
-C_hat = kappa_w * (1 - ratio_min[i_big]) / radii[i_big]  # the O(rho) constant: ratio = 1 - C rho / kappa
-n_low = [int((v[0] < 0).sum()) for v in low]
-n_all = len(radii) * n_perturb
+labels = (f"p+q={p + q:.2f} > 1", f"p+q={p_low + q_low:.2f} < 1")
+studies = yardsticks_thm5.perturbation_studies([(labels[0], pi.model, chain), (labels[1], theta_low, chain_low)],
+                                               w_local, radii, n_perturb, seed, N_exact)
+print(studies.report())
 
 # %% tags=["hide-input"]
-_ = verified.record("Thm 5: no random perturbation lowers the exact loss (p + q > 1)", n_high == n_all,
+n_all, n_low, kappa_w = len(radii) * n_perturb, studies.n_low, studies.kappa_w
+_ = verified.record("Thm 5: no random perturbation lowers the exact loss (p + q > 1)", studies.n_high == n_all,
                     check=f"exact loss after {n_perturb} Gaussian perturbations of all weights per radius {radii}",
-                    measured=f"dL > 0 for {fraction(n_high, n_all)} perturbations", tolerance=f"{n_all}/{n_all}",
+                    measured=f"dL > 0 for {formatting.fraction(studies.n_high, n_all)} perturbations", tolerance=f"{n_all}/{n_all}",
                     kind="independent")
-_ = verified.record("Thm 5: loss rise >= (p+q-1) pi_0 pi_1 (kappa(w) - rho) ||delta e||^2", ratio_ok,
+_ = verified.record("Thm 5: loss rise >= (p+q-1) pi_0 pi_1 (kappa(w) - rho) ||delta e||^2", studies.ratio_ok,
                     check="ratio dL / ((p+q-1) pi_0 pi_1 kappa(w) ||delta e||^2) over the same perturbations, "
                           f"kappa({w_local:g}) = {kappa_w:.3g}",
-                    measured="min ratio " + ", ".join(f"{fixed(rm, 2)} (rho {rad:g})" for rm, rad in zip(ratio_min, radii)),
+                    measured="min ratio " + ", ".join(f"{formatting.fixed(rm, 2)} (rho {rad:g})" for rm, rad in zip(studies.ratio_min, radii)),
                     tolerance="ratio >= 1 - rho / kappa(w) (the O(rho) constant C <= 1)", kind="independent")
 _ = verified.record("contrast: random perturbations lower the loss for p + q < 1", min(n_low) > 0,
                     check=f"the same perturbations at theta_pi of the chain ({p_low}, {q_low})",
-                    measured="dL < 0 for " + ", ".join(fraction(k, n_perturb) for k in n_low) + " perturbations "
+                    measured="dL < 0 for " + ", ".join(formatting.fraction(k, n_perturb) for k in n_low) + " perturbations "
                              "(per radius)", tolerance="at least one at every radius", kind="independent")
+C_hat = studies.C_hat
 _ = glue("ty_C_hat", f"{max(C_hat, 0.0):.2f}" if C_hat > 0 else "negative (the ratio exceeds 1)")
-_ = glue("ty_min_ratio", fixed(min(float(v[2].min()) for v in high), 2))
-_ = glue("ty_low_fraction", ", ".join(fraction(k, n_perturb) for k in n_low))
-_ = glue("ty_n_high", fraction(n_high, n_all))
+_ = glue("ty_min_ratio", formatting.fixed(min(studies.ratio_min), 2))
+_ = glue("ty_low_fraction", ", ".join(formatting.fraction(k, n_perturb) for k in n_low))
+_ = glue("ty_n_high", formatting.fraction(studies.n_high, n_all))
 
 # %% [markdown]
 # In this run the smallest ratio is {glue:text}`ty_min_ratio`: the bound is attained up to that factor, so the
@@ -781,15 +594,8 @@ _ = glue("ty_n_high", fraction(n_high, n_all))
 hi, lo = f"p+q={p + q:.2f}", f"p+q={p_low + q_low:.2f}"
 cases = [(hi, chain, w_local, "minimum (Thm 5)"), (hi, chain, w_trap, "canonical min only"),
          (lo, chain_low, w_local, "not a minimum"), (lo, chain_low, w_canon_low, "canonical min only")]
-print(f"{'chain':<10}{'w':>6}  {'status':<19}{'direction':<17}{'predicted dL':>14}{'measured dL':>14}"
-      f"{'|meas - pred|':>15}")
-signs, abs_max, pred_min = {}, 0.0, np.inf
-for label, ch, w, status in cases:
-    for name, pred, meas in yardsticks.direction_losses(ch, w, eps_dir, seed, d=d, n_exact=N_exact):
-        abs_max, pred_min = max(abs_max, abs(meas - pred)), min(pred_min, abs(pred))
-        signs[(label, w, name)] = meas
-        print(f"{label:<10}{w:>6.2f}  {status:<19}{name:<17}{pred:>14.3e}{meas:>14.3e}{bound(meas - pred, 1e-13):>15}")
-print(f"smallest predicted |dL| {pred_min:.1e}; largest |measured - predicted| {bound(abs_max, 1e-13)}")
+signs, abs_max, pred_min, text = yardsticks_thm5.direction_table(cases, eps_dir, seed, d, N_exact)
+print(text)
 
 # %% [markdown]
 # The signs above are resolved far above rounding: the smallest predicted change is {glue:text}`ty_min_pred`,
@@ -813,12 +619,12 @@ print(f"over the range at the margin {margin:g}: min |g'(0)| {gp0_min:.1e}; floo
 _ = glue("ty_min_pred", f"{pred_min:.0e}")
 _ = glue("ty_gp0_min", f"{gp0_min:.0e}")
 _ = glue("ty_dl_floor", f"{gp0_min * 0.01**2 * 0.02:.0e}")
-_ = glue("ty_dir_err", bound(abs_max, 1e-13))
+_ = glue("ty_dir_err", formatting.bound(abs_max, 1e-13))
 _ = verified.record("explicit directions: full-model exact loss = closed-form prediction",
                     abs_max < 1e-12 and pred_min > 100 * 1e-12,
                     check="exact loss of the full model along 3 directions at 4 points vs logistic_loss(c, beta) "
                           "with the (c, beta) derived above; every predicted change resolved (> 100 x tolerance)",
-                    measured=f"{bound(abs_max, 1e-13)}; smallest predicted |dL| {pred_min:.1e}",
+                    measured=f"{formatting.bound(abs_max, 1e-13)}; smallest predicted |dL| {pred_min:.1e}",
                     tolerance="1e-12 (rounding of a loss difference); |dL| > 1e-10", kind="same code")
 d_can, d_free = signs[(hi, w_trap, "canonical")], signs[(hi, w_trap, "positional-free")]
 _ = verified.record("w in (-1/sqrt2, -1/2): canonical minimum, but the full model's loss drops",
@@ -845,57 +651,21 @@ _ = verified.record("Thm 5: the explicit directions raise the loss at theta_pi (
 # radius, in units of $\rho^2$: all positive for $p + q > 1$, mostly negative for $p + q < 1$. Right: the exact loss
 # of the full model along the canonical and the positional-free directions at $w = $ `w_trap`, for $p + q > 1$,
 # against the closed form: the canonical direction goes up (a minimum of $L(e, w)$), the positional-free one goes
-# down.
+# down. First the slices themselves against the closed form (`yardsticks_thm5.trap_slices`), then the figure
+# (`yardsticks_thm5.evidence_figure`).
 
 # %%
-eps_grid = np.linspace(-0.3, 0.3, 25)
-alpha_t = torch.as_tensor(random_alpha(d, seed))
-trap = canonical_full_model(0.0, w_trap, b_pi, d=d, max_len=N_exact - 1, seed=seed)
-L_trap0 = float(exact_loss(trap, chain, N_exact).detach())
-curves = {"canonical": [], "positional-free": []}
-with torch.no_grad():
-    for eps in eps_grid:
-        for name, pos_scale in (("canonical", -eps / 2), ("positional-free", 0.0)):
-            trap.embedding.copy_(eps * alpha_t)
-            trap.positional.copy_((pos_scale * alpha_t).expand_as(trap.positional))
-            curves[name].append(float(exact_loss(trap, chain, N_exact)) - L_trap0)
-predicted = {k: [logistic_loss(*yardsticks.direction_c_beta(k, g, w_trap, b_pi), p, q) - chain.marginal_entropy
-                 for g in (eps_grid, np.linspace(-0.3, 0.3, 301))] for k in curves}
-# the closed form must match the full model on the grid as well
-grid_err = max(np.abs(np.array(curves[k]) - predicted[k][0]).max() for k in curves)
-print(f"max |full model - closed form| along both slices: {bound(grid_err, 1e-13)}")
+slices = yardsticks_thm5.trap_slices(chain, w_trap, pi.b_pi, d, N_exact, seed)
+print(f"max |full model - closed form| along both slices: {formatting.bound(slices.err, 1e-13)}")
 
 # %% tags=["hide-input"]
-_ = verified.record("slices through the trap point: full model = closed form", grid_err < 1e-12,
-                    check=f"exact loss of the full model at {eps_grid.size} points of each slice vs logistic_loss",
-                    measured=bound(grid_err, 1e-13), tolerance="1e-12", kind="same code")
+_ = verified.record("slices through the trap point: full model = closed form", slices.err < 1e-12,
+                    check=f"exact loss of the full model at {slices.eps.size} points of each slice vs logistic_loss",
+                    measured=formatting.bound(slices.err, 1e-13), tolerance="1e-12", kind="same code")
 
 # %%
-fine = np.linspace(-0.3, 0.3, 301)
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-ax = axes[0]
-r_small = min(radii)
-for lab, color in ((f"p+q={p + q:.2f} > 1", plotting.LOCAL), (f"p+q={p_low + q_low:.2f} < 1", plotting.MAXIMA)):
-    dL = studies[(lab, r_small)][0]
-    ax.hist(dL / r_small**2, bins=30, color=color, alpha=0.7, label=f"{lab}: {np.mean(dL < 0):.0%} lower the loss")
-ax.axvline(0, color=plotting.NEUTRAL, lw=1)
-ax.set_xlabel(r"exact loss change $\Delta\mathcal{L}\,/\,\rho^2$")
-ax.set_ylabel("number of random perturbations")
-ax.set_title(rf"Random perturbations of all weights at $\theta_\pi$ ($\rho$ = {r_small:g}, w = {w_local})")
-ax.legend(loc="upper left")
-ax = axes[1]
-ax.plot(fine, predicted["canonical"][1], color=plotting.LOCAL,
-        label=r"canonical ($p_n = -\frac{\varepsilon}{2}\alpha$): closed form")
-ax.plot(eps_grid, curves["canonical"], "o", color=plotting.LOCAL, ms=4, label="canonical: full model, exact loss")
-ax.plot(fine, predicted["positional-free"][1], color=plotting.MAXIMA, label=r"positional-free ($p_n = 0$): closed form")
-ax.plot(eps_grid, curves["positional-free"], "s", color=plotting.MAXIMA, ms=4,
-        label="positional-free: full model, exact loss")
-ax.axhline(0, color=plotting.NEUTRAL, lw=1)
-ax.set_xlabel(r"perturbation size $\varepsilon$ (embedding $e = \varepsilon\alpha$)")
-ax.set_ylabel(r"$\mathcal{L} - H(\pi)$ (nats)")
-ax.set_title(f"p={p}, q={q}, w={w_trap}: a canonical minimum the full model escapes")
-ax.legend(loc="lower left", fontsize=7.5)
-fig.tight_layout()
+yardsticks_thm5.evidence_figure(studies, labels, min(radii), w_local, slices,
+                                f"p={p}, q={q}, w={w_trap}: a canonical minimum the full model escapes")
 plt.show()
 
 # %% [markdown]
@@ -923,7 +693,7 @@ plt.show()
 # observed over the range, so that they print the same on every machine.
 
 # %% tags=["hide-input"]
-_ = record_results({"thm5_excess_loss": excess, "thm5_min_ratio": min(float(v[2].min()) for v in high),
+_ = record_results({"thm5_excess_loss": pi.excess, "thm5_min_ratio": min(studies.ratio_min),
                     "contrast_fraction_lower": min(n_low) / n_perturb, "thm4_max_abs_z": z4,
                     "thm4_argmin_w_error": w_err, **verified.summary()})
 
@@ -932,5 +702,6 @@ from markovlib.book.glue import summary
 
 summary("transformer_yardsticks")  # in Jupyter: "What this chapter shows" with this run's numbers (removed from the book)
 
-# %%
+# %% tags=["hide-input"]
 verified.table()
+
