@@ -40,6 +40,10 @@ BROKEN = [
     ("grq_relu_rich", "cons_lrs: at least two, each half the previous", dict(cons_lrs=[0.02, 0.015])),
     ("grq_relu_rich", "1 to 6 surf_widths", dict(surf_widths=[5] * 7)),
     ("grq_relu_rich", "surf_grid even", dict(surf_grid=201)),
+    ("grq_regimes", "abs_deltas: at least 3 distinct values, 3 and 30 among them", dict(abs_deltas=[3.0, 30.0])),
+    ("grq_regimes", "0 not in ric_general", dict(ric_general=[0.0, 0.8])),
+    ("grq_regimes", "ric_time > 0", dict(ric_time=0.0)),
+    ("grq_regimes", "bern_control > 100 * bern_tol", dict(bern_control=1e-6)),
 ]
 
 
