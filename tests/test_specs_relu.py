@@ -44,6 +44,7 @@ BROKEN = [
     ("grq_regimes", "0 not in ric_general", dict(ric_general=[0.0, 0.8])),
     ("grq_regimes", "ric_time > 0", dict(ric_time=0.0)),
     ("grq_regimes", "bern_control > 100 * bern_tol", dict(bern_control=1e-6)),
+    ("grq_relu_dynamics", "xor_h even", dict(xor_h=17)),
 ]
 
 
