@@ -108,61 +108,21 @@ b14_time = 3.0  # horizon of the one-neuron flows (App. B.1.4)
 b14_tol = 1e-7  # closed-form time t(beta) against the flow's time
 
 # %%
-from markovlib.book import params
-from markovlib.richlazy import regimes_checks
-
-SPEC = params.declare(
-    seed=params.Int(0, why="a seed"),
-    n_seeds=params.Int(11, why="a count over draws that tolerates one atypical draw in a cell"),
-    narrowing=regimes_checks.shape_rule(True, why="claim 2's range; at h = max(d, c) - 1 the delayed-rich criterion "
-                                                  "fails in about a quarter of base seeds"),
-    expanding=regimes_checks.shape_rule(False, why="the mirror image of the narrowing range"),
-    abs_deltas=params.RealList(3.0, 30.0, why="the sweep over which claim 2 is stated"),
-    init_scale=params.Real(0.3, 0.5, why="the stated range of initial scales (defaults and CI set)"),
-    fit_eps=params.Real(1e-7, 1e-5, why="below the fraction of the loss that the frozen kernel cannot reach"),
-    t_max=params.Real(5000.0, why="the slowest delayed-rich fits take a few thousand time units at |delta| = 30"),
-    s_lazy_max=params.Real(0.0, 1.0, closed=False, why="a kernel distance"),
-    s_rich_ratio=params.Real(0.0, 1.0, closed=False, why="a fraction of the kernel distance at the smallest |delta|"),
-    delay_ratio_min=params.Real(1.0, 100.0, why="the delay grows"),
-    slope_tol=params.Real(0.0, float("inf"), closed=False, why="a tolerance"),
-    rate=params.Real(0.5, 1.0, closed=False, why="a count's Wilson lower end must exceed at least 1/2"),
-    indep_tol=params.Real(0.0, float("inf"), closed=False, why="a tolerance"),
-    ric_d=params.Int(2, 4, why="d >= c = 2"),
-    ric_cases=regimes_checks.riccati_cases_rule(why="an invertible A_p that stays invertible, where the reference "
-                                                    "integration is checked"),
-    ric_general=params.RealList(-1.0, 2.0, why="the range of delta of the Riccati checks"),
-    ric_time=params.Real(0.0, 10.0, why="the reference integration's error carried to nu stays 100 times below ric_tol"),
-    ric_tol=params.Real(0.0, float("inf"), closed=False, why="a tolerance"),
-    bern_tol=params.Real(0.0, float("inf"), closed=False, why="a tolerance"),
-    bern_control=params.Real(0.0, float("inf"), closed=False, why="a negative control's smallest miss"),
-    b14_cases=regimes_checks.b14_cases_rule(why="App. B.1.4's closed form is stated there"),
-    eta_a=params.Real(0.5, 2.0, why="the stated range of rates in the one-neuron check"),
-    eta_w=params.Real(0.5, 2.0, why="the stated range of rates in the one-neuron check"),
-    b14_time=params.Real(0.0, float("inf"), closed=False, why="a horizon"),
-    b14_tol=params.Real(0.0, float("inf"), closed=False, why="a tolerance"),
-    require=[("abs_deltas: at least 3 distinct values, 3 and 30 among them",
-              lambda v: len(set(v["abs_deltas"])) == len(v["abs_deltas"]) >= 3
-              and min(v["abs_deltas"]) == 3.0 and max(v["abs_deltas"]) == 30.0, "the sweep spans its stated range"),
-             ("0 not in ric_general", lambda v: 0.0 not in v["ric_general"], "delta = 0 has no Riccati start"),
-             ("ric_time > 0", lambda v: v["ric_time"] > 0, "a horizon"),
-             ("bern_control > 100 * bern_tol", lambda v: v["bern_control"] > 100 * v["bern_tol"],
-              "a wrong equation must miss by far more than the tolerance")],
-)
+from markovlib.book import specs
+SPEC = specs.load("grq_regimes")
 globals().update(SPEC.check(globals()))
-abs_deltas = sorted(abs_deltas)
 SPEC.table()
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from markovlib.book import plotting
 from markovlib.book.formatting import bound, fixed
 from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.richlazy import linear_networks, linear_regimes
+from markovlib.richlazy import regimes_checks, regimes_drawings, regimes_steps
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
@@ -170,6 +130,7 @@ verified = Verification()  # one record per claim; the final cell prints the gen
 # errors observed at the defaults on the machines tried and below the claims' tolerances
 PRINT = dict(indep=5e-7, ric=5e-10, bern=1e-9, prop=5e-9, b14=5e-8, iso=5e-13, comm=1e-13, M=1e-10)
 pbound = regimes_checks.printed_bound
+abs_deltas = sorted(abs_deltas)  # the sweep in increasing |delta|
 glue("n_seeds", str(n_seeds))
 
 # %% [markdown]
@@ -212,21 +173,8 @@ glue("n_seeds", str(n_seeds))
 # (`regimes_checks.regime_start`). The next cell builds every start of the sweep and checks both.
 
 # %%
-iso_err, lam_nonisotropic, refused = 0.0, [], 0
-for shape in (narrowing, expanding):
-    d_, h_, c_ = shape
-    for sgn in (1, -1):
-        for m in abs_deltas:
-            A0, W0, iso = regimes_checks.regime_start(shape, sgn * m, 0, init_scale)
-            Dm = linear_networks.conserved_matrix(A0, W0)
-            if iso:
-                iso_err = max(iso_err, float(np.max(np.abs(Dm - sgn * m * np.eye(h_)))) / m)
-            else:
-                lam_nonisotropic.append(float(np.linalg.eigvalsh(Dm)[0] if sgn > 0 else -np.linalg.eigvalsh(Dm)[-1]))
-                try:
-                    linear_networks.isotropic_init(d_, h_, c_, sgn * m)
-                except ValueError:
-                    refused += 1
+iso = regimes_steps.iso_starts((narrowing, expanding), abs_deltas, init_scale)
+iso_err, lam_nonisotropic, refused = iso["iso_err"], iso["lam"], iso["refused"]
 print(f"isotropic starts: max |Delta - delta I| / |delta| {pbound(iso_err, PRINT['iso'], 1e-12)}")
 if lam_nonisotropic:
     lam_max = max(lam_nonisotropic)
@@ -304,39 +252,26 @@ if lam_nonisotropic:
 # plateau); that fraction shrinks as $h$ approaches $\max(d, c)$, hence the small $10^{-5}$.
 
 # %%
-CELLS = [("narrow_lazy", narrowing, 1), ("narrow_rich", narrowing, -1), ("expand_lazy", expanding, -1),
-         ("expand_rich", expanding, 1)]
-results = {}
-for name, shape, sgn in CELLS:
-    T, S = regimes_checks.fit_sweep(shape, sgn, abs_deltas, n_seeds, seed, init_scale, fit_eps, t_max)
-    results[name] = dict(T=T, S=S, shape=shape, sgn=sgn)
+results = regimes_steps.sweep(narrowing, expanding, abs_deltas, n_seeds, seed, init_scale, fit_eps, t_max)
 
 # %% [markdown]
 # Per cell and $|\delta|$: the median time to fit and the median and range of the kernel distance over the draws.
 
 # %%
-print(f"{'cell':<12} {'(d, h, c)':<10} {'delta':>7} {'median t_fit':>13} {'median S':>9} {'range of S':>20}")
-for name, r in results.items():
-    for j, m in enumerate(abs_deltas):
-        s_col = r["S"][:, j]
-        print(f"{name:<12} {str(tuple(r['shape'])):<10} {r['sgn'] * m:>7g} {np.median(r['T'][:, j]):>13.2g} "
-              f"{np.median(s_col):>9.1e} {f'{s_col.min():.1e} to {s_col.max():.1e}':>20}")
+print(regimes_steps.sweep_table(results, abs_deltas))
 
 # %% [markdown]
 # The criterion per draw (`regimes_checks.regime_ok`) and the median log-log slope of $t_\mathrm{fit}$ between the two
 # largest $|\delta|$ (`regimes_checks.median_slope`), counted and recorded in the folded cell after it.
 
 # %%
-counts, slopes = {}, {}
-for name, r in results.items():
-    ok = regimes_checks.regime_ok(r["T"], r["S"], name.endswith("lazy"), s_lazy_max, delay_ratio_min, s_rich_ratio)
-    counts[name], slopes[name] = int(ok.sum()), regimes_checks.median_slope(r["T"], abs_deltas)
+counts, slopes = regimes_steps.counts_and_slopes(results, abs_deltas, s_lazy_max, delay_ratio_min, s_rich_ratio)
+for name in results:
     print(f"{name}: {counts[name]}/{n_seeds} draws meet the criterion; median slope of t_fit between |delta| = "
           f"{abs_deltas[-2]:g} and {abs_deltas[-1]:g}: {fixed(slopes[name], 1)}")
 
 # %% tags=["hide-input"]
-LABEL = {"narrow_lazy": ("narrowing", "lazy", "delta >> 0"), "narrow_rich": ("narrowing", "delayed rich", "delta << 0"),
-         "expand_lazy": ("expanding", "lazy", "delta << 0"), "expand_rich": ("expanding", "delayed rich", "delta >> 0")}
+LABEL = regimes_steps.LABEL
 for name, r in results.items():
     glue(f"count_{name}", f"{counts[name]}/{n_seeds}")
     glue(f"slope_{name}", fixed(slopes[name], 1))
@@ -357,50 +292,14 @@ for name, r in results.items():
 # %% [markdown]
 # **An independent integrator.** The same flows for the first draw of every cell and every $|\delta|$, integrated by
 # scipy's DOP853 (an explicit Runge–Kutta method, where markovlib's `flow_to_fit` uses LSODA) on a vector field
-# written here, with the time to fit located by the integrator's event; the kernel is computed here from its
-# formula. Both integrators run at relative tolerance $10^{-10}$, and the event time inherits their error divided by
+# written out again (`regimes_reference.raw_fit`), with the time to fit located by the integrator's event; the
+# kernel is computed from its formula (`regimes_reference.linear_ntk_distance`). Both integrators run at relative tolerance $10^{-10}$, and the event time inherits their error divided by
 # the loss's relative decay rate, which is of order 1 in units of $t_\mathrm{fit}/\ln(1/\varepsilon)$: agreement to
-# `indep_tol` $= 10^{-5}$ leaves a margin of $10^3$ or more.
+# `indep_tol` $= 10^{-5}$ leaves a margin of $10^3$ or more. The kernel is $K = XW^\top WX^\top \otimes I_c + XX^\top
+# \otimes AA^\top$; the first draw of every cell at every $|\delta|$ is integrated again.
 
 # %%
-def raw_fit(A0, W0, X, Y):
-    """Independent reference (no markovlib): the flow on the raw parameters by DOP853 until the loss is fit_eps of
-    its start (an integrator event); returns (t_fit, A, W) there."""
-    c_, h_ = A0.shape
-    n_ = X.shape[0]
-    split = lambda z: (z[: c_ * h_].reshape(c_, h_), z[c_ * h_:].reshape(h_, W0.shape[1]))  # noqa: E731
-    loss = lambda z: np.sum((X @ (split(z)[0] @ split(z)[1]).T - Y) ** 2) / (2 * n_)  # noqa: E731
-
-    def rhs(_, z):
-        a, w = split(z)
-        G = (X @ (a @ w).T - Y).T @ X / n_
-        return np.concatenate([(-G @ w.T).ravel(), (-a.T @ G).ravel()])
-
-    z0 = np.concatenate([A0.ravel(), W0.ravel()])
-    L_end = loss(z0) * fit_eps  # realizable teacher: the least-squares loss is 0
-    ev = lambda _, z: loss(z) - L_end  # noqa: E731
-    ev.terminal, ev.direction = True, -1
-    sol = solve_ivp(rhs, (0, t_max), z0, method="DOP853", events=ev, rtol=1e-10, atol=1e-13)
-    return (sol.t_events[0][0], *split(sol.y_events[0][0]))
-
-
-# %% [markdown]
-# The kernel $K = XW^\top WX^\top \otimes I_c + XX^\top \otimes AA^\top$ and the kernel distance are written out
-# here too; the first draw of every cell at every $|\delta|$ is integrated again.
-
-# %%
-err_t, err_s = 0.0, 0.0
-for name, r in results.items():
-    X, Y, init_seed = regimes_checks.draw_problem(r["shape"], seed, 0)
-    for j, m in enumerate(abs_deltas):
-        A0, W0, _ = regimes_checks.regime_start(r["shape"], r["sgn"] * m, init_seed, init_scale)
-        t1, A1, W1 = raw_fit(A0, W0, X, Y)
-        # Independent reference: the NTK of f(x) = AWx on the training inputs, and S = 1 - <K0, K1> / (|K0| |K1|)
-        K0, K1 = ((np.kron(X @ W.T @ W @ X.T, np.eye(A.shape[0])) + np.kron(X @ X.T, A @ A.T)) for A, W in
-                  ((A0, W0), (A1, W1)))
-        s1 = 1 - np.sum(K0 * K1) / (np.linalg.norm(K0) * np.linalg.norm(K1))
-        err_t = max(err_t, abs(t1 - r["T"][0, j]) / r["T"][0, j])
-        err_s = max(err_s, abs(s1 - r["S"][0, j]))
+err_t, err_s = regimes_steps.independent_fits(results, abs_deltas, seed, init_scale, fit_eps, t_max)
 print(f"DOP853 against markovlib: t_fit {pbound(err_t, PRINT['indep'], indep_tol)} (relative), "
       f"S {pbound(err_s, PRINT['indep'], indep_tol)}")
 
@@ -415,24 +314,7 @@ _ = verified.record("time to fit and kernel distance by a second integrator", ma
 # The time to fit and the kernel distance over $\delta$, every draw and the median of each cell.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
-colors = {"lazy": plotting.GLOBAL, "rich": plotting.LOCAL}
-for ax, key, ylab in ((axes[0], "T", "time to fit $t_\\mathrm{fit}$"), (axes[1], "S", "kernel distance $S(0, t_\\mathrm{fit})$")):
-    for name, r in results.items():
-        regime = "lazy" if name.endswith("lazy") else "rich"
-        marker = "o" if name.startswith("narrow") else "s"
-        x = r["sgn"] * np.array(abs_deltas)
-        for row in r[key]:
-            ax.plot(x, row, "-", color=colors[regime], lw=0.5, alpha=0.35)
-        ax.plot(x, np.median(r[key], axis=0), marker + "-", color=colors[regime], lw=2,
-                label=f"{LABEL[name][0]} {tuple(r['shape'])}, {LABEL[name][1]}")
-    ax.set_xscale("symlog", linthresh=1.0)
-    ax.set_yscale("log")
-    ax.set_xlabel("$\\delta$ (every neuron)")
-    ax.set_ylabel(ylab)
-axes[0].legend(fontsize=8)
-axes[0].set_title("Time to fit: falls with $|\\delta|$ when lazy, grows when delayed rich")
-axes[1].set_title("Kernel distance at the fit: to 0 when lazy, levels off when delayed rich")
+fig = regimes_drawings.sweep_figure(results, abs_deltas)
 plt.show()
 
 # %% [markdown]
@@ -441,20 +323,8 @@ plt.show()
 # grows with $|\delta|$, the plateau of the loss curves below (first draw of the narrowing network, $\delta < 0$).
 
 # %%
-X, Y, init_seed = regimes_checks.draw_problem(narrowing, seed, 0)
-fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
-t_grid = np.linspace(0, 1.3 * float(results["narrow_rich"]["T"][0].max()), 400)
-for m, col in zip(abs_deltas, plt.cm.Reds(np.linspace(0.45, 0.95, len(abs_deltas)))):
-    A0, W0, _ = regimes_checks.regime_start(narrowing, -m, init_seed, init_scale)
-    At, Wt = linear_networks.gradient_flow(A0, W0, X, Y, t_grid, rtol=1e-9, atol=1e-12)
-    loss = np.array([np.sum((X @ (a @ w).T - Y) ** 2) for a, w in zip(At, Wt)]) / (2 * X.shape[0])
-    ax.plot(t_grid, loss / loss[0], color=col, label=f"$\\delta = {-m:g}$")
-ax.axhline(fit_eps, color=plotting.NEUTRAL, ls=":", lw=0.8, label="fit threshold")
-ax.set_yscale("log")
-ax.set_xlabel("time $t$")
-ax.set_ylabel("loss / initial loss")
-ax.set_title(f"Narrowing {tuple(narrowing)}, $\\delta < 0$: the plateau grows with $|\\delta|$")
-ax.legend()
+fig = regimes_drawings.plateau_figure(narrowing, 1.3 * float(results["narrow_rich"]["T"][0].max()), abs_deltas, seed,
+                                      init_scale, fit_eps)
 plt.show()
 
 # %% [markdown]
@@ -559,72 +429,27 @@ plt.show()
 # **The check of the Riccati equation.** Whitened inputs with $d = $ `ric_d`, $c = h = 2$; a start with $\Delta = \delta I$ and $\nu(0)$ in the
 # shared eigenspace (markovlib's `shared_eigenspace_init`, built from the SVD of $\beta^*$; its conditions:
 # $|n_i(0)| < s_i$ for $\delta > 0$, $|n_i(0)| > s_i$ for $\delta < 0$), and random isotropic starts for the general
-# case. The flow is integrated here (scipy DOP853 on the raw parameters, at tolerance $10^{-12}$ and again at
+# case. The flow is integrated by `regimes_reference.raw_flow` (scipy DOP853 on the raw parameters, at tolerance $10^{-12}$ and again at
 # $10^{-13}$: their difference estimates the integrator's error $e$, in the Frobenius norm), and $\nu(t)$ is compared with the closed forms
 # (markovlib's `scalar_riccati` and `riccati_linearized`). **Tolerance.** To first order
 # $\lVert\delta\nu\rVert \le \lVert A_p^{-1}\rVert(\lVert\delta W\rVert\lVert\beta^*\rVert + \lVert\delta A\rVert\lVert\nu\rVert)$;
 # the chapter computes this propagated estimate from $e$ along each flow and asserts that 100 times it is below
 # `ric_tol` $= 10^{-7}$, then that the closed forms are within `ric_tol` of the flow.
 
-# %%
-def raw_flow(A0, W0, X, Y, t, rtol, ea=1.0, ew=1.0):
-    """Independent reference (no markovlib): the gradient flow of L = |X beta^T - Y|^2 / (2n) on the raw parameters
-    (A, W) at rates (ea, ew), by DOP853 at tolerance ``rtol``, sampled at ``t``."""
-    c_, h_ = A0.shape
-    d_ = W0.shape[1]
-    XtX, YtX = X.T @ X / X.shape[0], Y.T @ X / X.shape[0]
-
-    def rhs(_, z):
-        a, w = z[: c_ * h_].reshape(c_, h_), z[c_ * h_:].reshape(h_, d_)
-        G = a @ w @ XtX - YtX
-        return np.concatenate([(-ea * G @ w.T).ravel(), (-ew * a.T @ G).ravel()])
-
-    sol = solve_ivp(rhs, (0, t[-1]), np.concatenate([A0.ravel(), W0.ravel()]), method="DOP853", t_eval=t,
-                    rtol=rtol, atol=rtol)
-    z = sol.y.T
-    return z[:, : c_ * h_].reshape(-1, c_, h_), z[:, c_ * h_:].reshape(-1, h_, d_)
-
-
 # %% [markdown]
 # The whitened problem: $n = 2d$ inputs with $X^\top X/n = I$, a Gaussian $\beta^*$ with $c = 2$, and the eigenbasis
 # $V$ of $\beta^{*\top}\beta^*$.
 
 # %%
-rr = np.random.default_rng([seed, 22, 1])
-n_w = 2 * ric_d
-Xw = np.linalg.qr(rr.standard_normal((n_w, ric_d)))[0] * np.sqrt(n_w)  # whitened: X^T X / n = I
-b_star = rr.standard_normal((2, ric_d))
-Yw = Xw @ b_star.T
-Qs = b_star @ b_star.T  # beta*_p^T beta*_p in the paper's notation
-s_star = np.linalg.svd(b_star, compute_uv=False)
-ev, V = np.linalg.eigh(Qs)
+P = regimes_steps.whitened_problem(seed, ric_d)
 t_ric = np.linspace(0.0, ric_time, 9)
 
 # %% [markdown]
 # Every start's flow at the two tolerances, $\nu(t)$ from it, the error carried to $\nu$, and the closed forms.
 
 # %%
-ric_flows = []  # the flows, reused by the Bernoulli check below
-err_scalar, err_lin, err_prop, comm = 0.0, 0.0, 0.0, 0.0
-starts = [("shared", dl, np.array(fr) * s_star) for dl, *fr in ric_cases] + [("general", dl, None) for dl in ric_general]
-for i, (kind_, dl, n0) in enumerate(starts):
-    if kind_ == "shared":
-        A0, W0 = linear_regimes.shared_eigenspace_init(b_star, dl, n0, seed=seed + i)
-    else:
-        A0, W0 = linear_networks.isotropic_init(ric_d, 2, 2, dl, scale=0.5, seed=seed + i)
-    At, Wt = raw_flow(A0, W0, Xw, Yw, t_ric, 1e-12)
-    At2, Wt2 = raw_flow(A0, W0, Xw, Yw, t_ric, 1e-13)
-    nus = np.array([np.linalg.solve(a.T, w @ b_star.T) for a, w in zip(At, Wt)])  # nu = A_p^{-1} W beta*_p, here
-    ric_flows.append((kind_, dl, At, Wt, At2, Wt2, nus))
-    inv = np.array([np.linalg.norm(np.linalg.inv(a), 2) for a in At])
-    eA, eW = np.linalg.norm(At - At2, axis=(1, 2)), np.linalg.norm(Wt - Wt2, axis=(1, 2))  # Frobenius
-    prop = inv * (eW * np.linalg.norm(b_star, 2) + eA * np.linalg.norm(nus, 2, axis=(1, 2)))
-    err_prop = max(err_prop, float(prop.max()))
-    err_lin = max(err_lin, float(np.abs(nus - linear_regimes.riccati_linearized(nus[0], Qs, dl, t_ric)).max()))
-    if kind_ == "shared":
-        comm = max(comm, float(np.abs(nus[0] @ Qs - Qs @ nus[0]).max() / (np.abs(nus[0]).max() * np.abs(Qs).max())))
-        sc = linear_regimes.scalar_riccati(np.diag(V.T @ nus[0] @ V), ev, dl, t_ric)
-        err_scalar = max(err_scalar, float(np.abs(nus - np.einsum("ij,tj,kj->tik", V, sc, V)).max()))
+ric = regimes_steps.riccati_flows(P, ric_cases, ric_general, t_ric, seed)
+err_scalar, err_lin, err_prop, comm = (ric[k] for k in ("err_scalar", "err_lin", "err_prop", "comm"))
 print(f"nu(0) commutes with beta*^T beta* (shared starts), relative to max|nu(0)| max|beta*^T beta*|: "
       f"{pbound(comm, PRINT['comm'], 1e-12)}")
 print(f"integrator error carried to nu (first order): {pbound(err_prop, PRINT['prop'], ric_tol)}")
@@ -636,28 +461,7 @@ print(f"scalar closed forms against the flow: {pbound(err_scalar, PRINT['ric'], 
 # $\nu(t)$ for the general ones.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
-tt = np.linspace(0.0, ric_time, 200)
-for i, (kind_, dl, _, _, _, _, nus) in enumerate(ric_flows):
-    if kind_ == "shared":
-        sc_dense = linear_regimes.scalar_riccati(np.diag(V.T @ nus[0] @ V), ev, dl, tt)
-        for j in range(2):
-            axes[0].plot(tt, sc_dense[:, j], color=plt.cm.viridis(i / len(starts)),
-                         ls="-" if j == 0 else "--", label=f"$\\delta = {dl:g}$, $n_{j + 1}$")
-            axes[0].plot(t_ric, [V[:, j] @ nu @ V[:, j] for nu in nus], "o", color=plt.cm.viridis(i / len(starts)), ms=4)
-    else:
-        lin_dense = linear_regimes.riccati_linearized(nus[0], Qs, dl, tt)
-        for j, (p, q) in enumerate(((0, 0), (0, 1), (1, 0))):
-            axes[1].plot(t_ric, nus[:, p, q], "o", ms=4, color=plt.cm.plasma(0.2 + 0.3 * j))
-            axes[1].plot(tt, lin_dense[:, p, q], color=plt.cm.plasma(0.2 + 0.3 * j), ls="-" if dl > 0 else "--",
-                         label=f"$\\delta = {dl:g}$, $\\nu_{{{p + 1}{q + 1}}}$")
-axes[0].set_title("Shared eigenspace: scalar Riccati closed forms (lines) and the flow (dots)")
-axes[1].set_title("General start: the linearization $\\nu = \\dot Z Z^{-1}$ (lines) and the flow (dots)")
-for ax in axes:
-    ax.set_xlabel("time $t$")
-    ax.legend(fontsize=7)
-axes[0].set_ylabel("eigenvalue $n_i(t)$ of $\\nu$")
-axes[1].set_ylabel("entries of $\\nu(t)$")
+fig = regimes_drawings.riccati_figure(ric, P, t_ric, ric_time)
 plt.show()
 
 # %% tags=["hide-input"]
@@ -667,14 +471,13 @@ _ = verified.record("shared-eigenspace start: Delta = delta I and nu(0) commutes
                     check="markovlib's construction, commutator relative to max|nu(0)| max|beta*^T beta*|",
                     measured=pbound(comm, PRINT["comm"], 1e-12), tolerance="1e-12 (relative)",
                     kind="identity")
-_ = verified.record("Riccati (shared eigenspace): scalar closed forms = flow", err_scalar < ric_tol and prop_ok,
-                    check=f"{len(ric_cases)} starts, delta in {[c[0] for c in ric_cases]}, {len(t_ric)} times; ric_tol >= 100 x "
-                          "the integrator error carried to nu",
-                    measured=pbound(err_scalar, PRINT["ric"], ric_tol), tolerance=f"{ric_tol:g}", kind="independent")
-_ = verified.record("Riccati (any start): linearization nu = Z' Z^-1 = flow", err_lin < ric_tol and prop_ok,
-                    check=f"{len(starts)} starts incl. random isotropic at delta in {ric_general}; ric_tol >= 100 x the "
-                          "integrator error carried to nu",
-                    measured=pbound(err_lin, PRINT["ric"], ric_tol), tolerance=f"{ric_tol:g}", kind="independent")
+for claim, err, starts in (
+        ("Riccati (shared eigenspace): scalar closed forms = flow", err_scalar,
+         f"{len(ric_cases)} starts, delta in {[c[0] for c in ric_cases]}, {len(t_ric)} times"),
+        ("Riccati (any start): linearization nu = Z' Z^-1 = flow", err_lin,
+         f"{len(ric['flows'])} starts incl. random isotropic at delta in {ric_general}")):
+    _ = verified.record(claim, err < ric_tol and prop_ok, check=starts + "; ric_tol >= 100 x the integrator error carried to nu",
+                        measured=pbound(err, PRINT["ric"], ric_tol), tolerance=f"{ric_tol:g}", kind="independent")
 
 # %% [markdown]
 # (sec-grq-regimes-bernoulli)=
@@ -682,7 +485,7 @@ _ = verified.record("Riccati (any start): linearization nu = Z' Z^-1 = flow", er
 #
 # (a) Along every flow of the Riccati check above (shared-eigenspace and random
 # isotropic starts), $C = A_p^\top A_p$ of the flow against the coupled system {eq}`grq-eq-b-riccati`,
-# {eq}`grq-eq-b-bernoulli` integrated here on its own from $(\nu(0), C(0))$ (DOP853). (b) The closed form
+# {eq}`grq-eq-b-bernoulli` integrated on its own from $(\nu(0), C(0))$ (DOP853, `regimes_reference.nu_c_flow`). (b) The closed form
 # {eq}`grq-eq-b-scalar-bernoulli` needs $C(0)$ in the shared eigenspace, which markovlib's `shared_eigenspace_init` does
 # not give (its $W$ has a random component outside the row space of $\beta^{*\top}$). With $\beta^* =
 # U\mathrm{diag}(s_i)V^\top$, $U_\perp$ completing $U$ and $P = WU_\perp$, $W\beta^* = A_p\nu$ gives
@@ -694,34 +497,13 @@ _ = verified.record("Riccati (any start): linearization nu = Z' Z^-1 = flow", er
 # validation cell's conditions). Then $\Delta = \delta I$, $\nu(0) = V\mathrm{diag}(n_i(0))V^\top$ and
 # $C(0) = |\delta|V\mathrm{diag}(1/|k_i|)V^\top$: $c_1(0)$ is not the value $\delta s_1^2/(s_1^2 - n_1(0)^2)$ that
 # $\nu(0)$ alone would fix with $P = 0$, so the closed form is checked with $c_i(0)$ free. Its flow is integrated as
-# above and compared with {eq}`grq-eq-b-scalar-bernoulli` (written in the cell below, with $z_i$ in closed form).
+# above and compared with {eq}`grq-eq-b-scalar-bernoulli` (written out in `regimes_reference.bernoulli_closed`, with $z_i$ in closed form).
 # **Tolerance.** The integrator's error in $C$ is estimated by the difference of the runs at $10^{-12}$ and $10^{-13}$
 # (the flow and the $(\nu, C)$ system, added); the chapter asserts that 100 times it is below `bern_tol` $= 10^{-7}$,
 # then that both routes are within `bern_tol` of the flow. **Negative controls.** The same comparison with two wrong
 # equations, the sign of $\delta$ flipped in {eq}`grq-eq-b-bernoulli` or its term $\nu^\top C$ dropped: each must miss
 # the flow by more than `bern_control` $= 10^{-3}$ on every flow, so the check can fail.
 # The construction is `regimes_checks.bernoulli_shared_start`.
-
-# %%
-def nu_c_flow(nu0, C0, dl, t, rtol, control=None):
-    """Independent reference (no markovlib): the coupled Riccati-Bernoulli system for (nu, C), integrated on its own
-    from (nu(0), C(0)) by DOP853; ``control`` integrates a wrong Bernoulli equation (the negative controls). NaN
-    after a blow-up (a wrong equation may blow up)."""
-    c_ = nu0.shape[0]
-
-    def rhs(_, z):
-        nu, C = z[: c_ * c_].reshape(c_, c_), z[c_ * c_:].reshape(c_, c_)
-        dl_c = -dl if control == "delta sign flipped" else dl
-        nuTC = 0 * C if control == "nu^T C dropped" else nu.T @ C
-        dC = C @ nu + nuTC + 2 * dl_c * C - 2 * C @ C  # the Bernoulli equation
-        return np.concatenate([(Qs - dl * nu - nu @ nu).ravel(), dC.ravel()])
-
-    sol = solve_ivp(rhs, (0, t[-1]), np.concatenate([nu0.ravel(), C0.ravel()]), method="DOP853", t_eval=t,
-                    rtol=rtol, atol=rtol)
-    out = np.full((len(t), c_, c_), np.nan)
-    out[: sol.y.shape[1]] = sol.y.T[:, c_ * c_:].reshape(-1, c_, c_)
-    return out
-
 
 # %% [markdown]
 # (a) Along every flow of the Riccati check: $C = A_p^\top A_p$ against the system integrated alone, at two
@@ -731,111 +513,44 @@ def nu_c_flow(nu0, C0, dl, t, rtol, control=None):
 # sample times remain.
 
 # %%
-CONTROLS = ("delta sign flipped", "nu^T C dropped")
-errs = {"bern": [], "bern_est": [], "cf": [], "cf_est": [], "start": []}  # NaN propagates into np.max
-err_ctrl = {k: np.inf for k in CONTROLS}
-n_cut, general_C = 0, []  # flows on which A_p passes a singular matrix within ric_time; the general flows, drawn below
-for i, (kind_, dl, At, Wt, At2, Wt2, nus) in enumerate(ric_flows):
-    det = np.linalg.det(At)
-    k_inv = next((k for k in range(1, len(t_ric)) if np.sign(det[k]) != np.sign(det[0])), len(t_ric))
-    n_cut += k_inv < len(t_ric)
-    if k_inv < 3:  # too short an invertible stretch to compare
-        continue
-    tk, At, At2, nus = t_ric[:k_inv], At[:k_inv], At2[:k_inv], nus[:k_inv]
-    Cs, Cs2 = At @ At.transpose(0, 2, 1), At2 @ At2.transpose(0, 2, 1)  # C = A_p^T A_p (A_p = A^T)
-    sys1 = nu_c_flow(nus[0], Cs[0], dl, tk, 1e-12)
-    sys2 = nu_c_flow(nus[0], Cs[0], dl, tk, 1e-13)
-    errs["bern"].append(np.abs(Cs - sys1).max())
-    errs["bern_est"].append(np.abs(Cs - Cs2).max() + np.abs(sys1 - sys2).max())
-    for k in CONTROLS:  # the miss up to the control's blow-up, if it blows up
-        err_ctrl[k] = min(err_ctrl[k], float(np.nanmax(np.abs(Cs - nu_c_flow(nus[0], Cs[0], dl, tk, 1e-12, k)))))
-    if kind_ == "general":
-        general_C.append((dl, tk, Cs, nus[0]))
+along = regimes_steps.bernoulli_along(ric["flows"], P["Qs"], t_ric)
 
 # %% [markdown]
-# (b) The closed form {eq}`grq-eq-b-scalar-bernoulli`, written out here, on starts whose $C(0)$ shares the eigenspace
+# (b) The closed form {eq}`grq-eq-b-scalar-bernoulli` on starts whose $C(0)$ shares the eigenspace
 # (`regimes_checks.bernoulli_shared_start`, the construction above), each flow at two tolerances.
 
 # %%
-def bernoulli_closed(c0, n0, s2, dl, t):
-    """Independent reference: c_i(t) of the shared eigenspace, eq. grq-eq-b-scalar-bernoulli, derived above."""
-    D = np.sqrt(dl**2 + 4 * s2)
-    n_p, n_m = (-dl + D) / 2, (-dl - D) / 2
-    a, b = n0 - n_m, n0 - n_p
-    t = np.asarray(t)[:, None]
-    z = (a * np.exp(n_p * t) - b * np.exp(n_m * t)) / D  # z_i, with n_i = z_i' / z_i
-    E_up, E_mid, E_down = (np.expm1(k * t) / k for k in (dl + D, dl, dl - D))  # E_k(t) = (e^{kt} - 1) / k
-    integral = (a**2 * E_up - 2 * a * b * E_mid + b**2 * E_down) / D**2  # int_0^t z_i^2 e^{2 delta s} ds
-    return z**2 * np.exp(2 * dl * t) / (1 / c0 + 2 * integral)
-
-
-rs = np.random.default_rng([seed, 22, 3])
-_, s_b, Vt_b = np.linalg.svd(b_star.T)  # beta*_p = U diag(s) V^T
-V_b = Vt_b.T
-shared_C = []  # the flows, drawn below
-for i, (dl, *fr) in enumerate(ric_cases):
-    A0, W0 = regimes_checks.bernoulli_shared_start(b_star, dl, fr, rs)
-    At, Wt = raw_flow(A0, W0, Xw, Yw, t_ric, 1e-12)
-    At2, _ = raw_flow(A0, W0, Xw, Yw, t_ric, 1e-13)
-    Cs, Cs2 = At @ At.transpose(0, 2, 1), At2 @ At2.transpose(0, 2, 1)
-    nu0 = np.linalg.solve(A0.T, W0 @ b_star.T)
-    Vn, Vc = V_b.T @ nu0 @ V_b, V_b.T @ Cs[0] @ V_b
-    errs["start"] += [np.abs(A0.T @ A0 - W0 @ W0.T - dl * np.eye(2)).max(), np.abs(Vn - np.diag(np.diag(Vn))).max(),
-                      np.abs(Vc - np.diag(np.diag(Vc))).max()]
-    cf = bernoulli_closed(np.diag(Vc), np.diag(Vn), s_b**2, dl, t_ric)
-    errs["cf"].append(np.abs(Cs - np.einsum("ij,tj,kj->tik", V_b, cf, V_b)).max())
-    errs["cf_est"].append(np.abs(Cs - Cs2).max())
-    shared_C.append((dl, Cs, np.diag(Vc), np.diag(Vn)))
+shared = regimes_steps.bernoulli_shared(P, ric_cases, t_ric, seed)
 
 # %% [markdown]
 # The closed-form $c_i(t)$ for the shared starts (left) and the system integrated alone for the general ones
 # (right), lines, against the flow, dots.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
-tt = np.linspace(0.0, ric_time, 200)
-for i, (dl, Cs, c0, n0) in enumerate(shared_C):
-    cf_dense = bernoulli_closed(c0, n0, s_b**2, dl, tt)
-    for j in range(2):
-        axes[0].plot(tt, cf_dense[:, j], color=plt.cm.viridis(i / len(ric_cases)), ls="-" if j == 0 else "--",
-                     label=f"$\\delta = {dl:g}$, $c_{j + 1}$")
-        axes[0].plot(t_ric, [V_b[:, j] @ C @ V_b[:, j] for C in Cs], "o", color=plt.cm.viridis(i / len(ric_cases)), ms=4)
-for dl, tk, Cs, nu0 in general_C:
-    t_dense = np.linspace(0.0, tk[-1], 100)
-    dense = nu_c_flow(nu0, Cs[0], dl, t_dense, 1e-12)
-    for j, (p, q) in enumerate(((0, 0), (0, 1), (1, 1))):
-        axes[1].plot(tk, Cs[:, p, q], "o", ms=4, color=plt.cm.plasma(0.2 + 0.3 * j))
-        axes[1].plot(t_dense, dense[:, p, q], color=plt.cm.plasma(0.2 + 0.3 * j), ls="-" if dl > 0 else "--",
-                     label=f"$\\delta = {dl:g}$, $C_{{{p + 1}{q + 1}}}$")
-axes[0].set_title("Shared eigenspace: closed-form $c_i(t)$ (lines) and the flow (dots)")
-axes[1].set_title("Any start: the $(\\nu, C)$ system integrated alone (lines) and the flow (dots)")
-for ax in axes:
-    ax.set_xlabel("time $t$")
-    ax.legend(fontsize=7)
-axes[0].set_ylabel("eigenvalue $c_i(t)$ of $C = A_p^\\top A_p$")
-axes[1].set_ylabel("entries of $C(t)$")
+fig = regimes_drawings.bernoulli_figure(shared, along, P["Qs"], t_ric, ric_time)
 plt.show()
 
 # %% [markdown]
 # The errors, the integrator's error estimate and the negative controls.
 
 # %%
-err_bern, err_cf, start_err = (float(np.max(errs[k])) for k in ("bern", "cf", "start"))
-est = float(np.max(errs["bern_est"] + errs["cf_est"]))  # the integrator's error in C, both routes
+err_bern, err_cf, start_err = float(np.max(along["bern"])), float(np.max(shared["cf"])), float(np.max(shared["start"]))
+est = float(np.max(along["bern_est"] + shared["cf_est"]))  # the integrator's error in C, both routes
 print(f"shared starts: Delta - delta I, off-diagonal nu(0) and C(0) in the eigenbasis of beta*^T beta*: "
       f"{pbound(start_err, PRINT['iso'], 1e-12)}")
 print(f"integrator error in C (two tolerances, both integrations): {pbound(est, PRINT['prop'], bern_tol)}")
 print(f"(nu, C) system against the flow: {pbound(err_bern, PRINT['bern'], bern_tol)}; closed form c_i(t): "
       f"{pbound(err_cf, PRINT['bern'], bern_tol)}")
-ctrl_txt = "; ".join(f"{k}: {err_ctrl[k]:.1g}" for k in CONTROLS)
-print(f"negative controls, smallest miss over the {len(errs['bern'])} flows compared: {ctrl_txt}")
-print(f"flows of the Riccati check compared: {len(errs['bern'])}/{len(ric_flows)}; on {n_cut} of them A_p passes a "
-      f"singular matrix before t = {ric_time:g} (nu has a pole there): compared up to the last sample time before the pole, skipped if fewer than 3 remain")
+ctrl_txt = "; ".join(f"{k}: {v:.1g}" for k, v in along["ctrl"].items())
+print(f"negative controls, smallest miss over the {len(along['bern'])} flows compared: {ctrl_txt}")
+print(f"flows of the Riccati check compared: {len(along['bern'])}/{len(ric['flows'])}; on {along['n_cut']} of them A_p "
+      f"passes a singular matrix before t = {ric_time:g} (nu has a pole there): compared up to the last sample time "
+      f"before the pole, skipped if fewer than 3 remain")
 
 # %% tags=["hide-input"]
-if len(errs["bern"]) < len(ric_cases):
+if len(along["bern"]) < len(ric_cases):
     raise AssertionError("too few flows keep A_p invertible long enough for the Bernoulli check")
-miss = min(err_ctrl.values())
+miss = min(along["ctrl"].values())
 glue("bern_control_miss", f"{miss:.1g}")
 glue("bern_err", pbound(max(err_bern, err_cf), PRINT["bern"], bern_tol))
 bern_ok = 100 * est < bern_tol  # the tolerance is at least 100 times the estimated integrator error
@@ -844,7 +559,7 @@ _ = verified.record("Bernoulli shared starts (built here): Delta = delta I, nu(0
                     measured=pbound(start_err, PRINT["iso"], 1e-12), tolerance="1e-12", kind="identity")
 _ = verified.record("Bernoulli (any start): the (nu, C) system integrated alone = A_p^T A_p of the flow",
                     err_bern < bern_tol and bern_ok,
-                    check=f"{len(errs['bern'])} flows of the Riccati check, up to {len(t_ric)} times each while A_p stays "
+                    check=f"{len(along['bern'])} flows of the Riccati check, up to {len(t_ric)} times each while A_p stays "
                           "invertible; bern_tol >= 100 x the integrator error in C",
                     measured=pbound(err_bern, PRINT["bern"], bern_tol), tolerance=f"{bern_tol:g}", kind="independent")
 _ = verified.record("Bernoulli (shared eigenspace, C(0) diagonal): closed-form c_i(t) = flow", err_cf < bern_tol and bern_ok,
@@ -852,7 +567,7 @@ _ = verified.record("Bernoulli (shared eigenspace, C(0) diagonal): closed-form c
                           ">= 100 x the integrator error in C",
                     measured=pbound(err_cf, PRINT["bern"], bern_tol), tolerance=f"{bern_tol:g}", kind="independent")
 _ = verified.record("the Bernoulli check has power: wrong equations miss the flow (negative control)", miss > bern_control,
-                    check=f"the (nu, C) system with {' or '.join(CONTROLS)}, smallest miss over the {len(errs['bern'])} flows compared",
+                    check=f"the (nu, C) system with {' or '.join(along['ctrl'])}, smallest miss over the {len(along['bern'])} flows compared",
                     measured=f"smallest miss {miss:.1g} ({ctrl_txt})", tolerance=f"above {bern_control:g}",
                     kind="independent")
 
@@ -891,7 +606,7 @@ _ = verified.record("the Bernoulli check has power: wrong equations miss the flo
 #
 # **The check.** For each $(\delta, \beta^*, \beta_0)$ in `b14_cases` ($\beta_0$ on either side of $\beta^*$, of
 # either sign), a start $(a_0, w_0)$ with that $\delta$, rates $(\eta_a, \eta_w)$, three samples $x$; the flow
-# integrated here on $(a, w)$ (DOP853 at $10^{-12}$); at sampled times $t_i$ with $|\beta - \beta^*| > 10^{-3}
+# integrated on $(a, w)$ (DOP853 at $10^{-12}$, `regimes_reference.raw_flow`); at sampled times $t_i$ with $|\beta - \beta^*| > 10^{-3}
 # |\beta_0 - \beta^*|$, $|t(\beta(t_i)) - t_i|$. **Tolerance.** An error $e$ in $\beta$ moves $t$ by
 # $e/(sM(\beta)|\beta - \beta^*|)$; the chapter estimates $e$ at every sampled time by a second integration at
 # $10^{-13}$, carries it to $t$ by this formula, and asserts that `b14_tol` $= 10^{-7}$ is at least 100 times the result.
@@ -901,26 +616,8 @@ _ = verified.record("the Bernoulli check has power: wrong equations miss the flo
 # $\beta = -\beta^*$), so small $|\delta|$ loses no accuracy: the Range is $10^{-6} \le |\delta| \le 10$.
 
 # %%
-rb = np.random.default_rng([seed, 22, 2])
-x1 = rb.standard_normal(3)
-s_x = float(np.mean(x1**2))
-err_b14, err_M, est_b14, b14_runs = 0.0, 0.0, 0.0, []
-for i, (dl, bs, b0) in enumerate(b14_cases):
-    S0 = np.hypot(dl, 2 * np.sqrt(eta_a * eta_w) * b0)
-    a0 = np.sqrt((S0 + dl) / (2 * eta_w))
-    t_b = np.linspace(0.0, b14_time, 31)
-    At, Wt = raw_flow(np.array([[a0]]), np.array([[b0 / a0]]), x1[:, None], bs * x1[:, None], t_b, 1e-12, eta_a, eta_w)
-    At2, Wt2 = raw_flow(np.array([[a0]]), np.array([[b0 / a0]]), x1[:, None], bs * x1[:, None], t_b, 1e-13, eta_a, eta_w)
-    beta, beta2 = At[:, 0, 0] * Wt[:, 0, 0], At2[:, 0, 0] * Wt2[:, 0, 0]
-    M_params = eta_a * Wt[:, 0, 0] ** 2 + eta_w * At[:, 0, 0] ** 2
-    err_M = max(err_M, float(np.max(np.abs(M_params - np.sqrt(dl**2 + 4 * eta_a * eta_w * beta**2)))))
-    keep = np.abs(beta - bs) > 1e-3 * abs(b0 - bs)
-    keep[0] = False
-    M_keep = np.sqrt(dl**2 + 4 * eta_a * eta_w * beta[keep] ** 2)
-    est_b14 = max(est_b14, float(np.max(np.abs(beta[keep] - beta2[keep]) / (s_x * M_keep * np.abs(beta[keep] - bs)))))
-    t_closed = linear_regimes.single_neuron_time(beta[keep], b0, bs, dl, s_x, eta_a, eta_w)
-    err_b14 = max(err_b14, float(np.max(np.abs(t_closed - t_b[keep]))))
-    b14_runs.append((dl, bs, b0, t_b[keep], beta[keep]))
+b14 = regimes_steps.b14_check(b14_cases, eta_a, eta_w, b14_time, seed)
+err_b14, err_M, est_b14 = b14["err"], b14["err_M"], b14["est"]
 print(f"M = eta_a w^2 + eta_w a^2 against sqrt(delta^2 + 4 eta_a eta_w beta^2): {pbound(err_M, PRINT['M'], 1e-9)}")
 print(f"integrator error carried to t: {pbound(est_b14, PRINT['b14'], b14_tol)}")
 print(f"closed-form t(beta) against the flow's time: {pbound(err_b14, PRINT['b14'], b14_tol)}")
@@ -929,18 +626,7 @@ print(f"closed-form t(beta) against the flow's time: {pbound(err_b14, PRINT['b14
 # The closed-form $t(\beta)$ (lines) and the flow (dots), one colour per case.
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
-for i, (dl, bs, b0, t_k, beta_k) in enumerate(b14_runs):
-    col = plt.cm.viridis(i / len(b14_cases))
-    ax.plot(t_k, beta_k, "o", ms=3, color=col)
-    bb = np.linspace(b0, bs - 1e-4 * (bs - b0), 300)
-    ax.plot(linear_regimes.single_neuron_time(bb[1:], b0, bs, dl, s_x, eta_a, eta_w), bb[1:], color=col,
-            label=f"$\\delta = {dl:g}$, $\\beta^* = {bs:g}$")
-ax.set_xlim(0, b14_time)
-ax.set_xlabel("time $t$")
-ax.set_ylabel("$\\beta(t)$")
-ax.set_title("App. B.1.4, $h = d = c = 1$: closed-form $t(\\beta)$ (lines) and the flow (dots)")
-ax.legend(fontsize=8)
+fig = regimes_drawings.b14_figure(b14, eta_a, eta_w, b14_time)
 plt.show()
 
 # %% tags=["hide-input"]
@@ -949,7 +635,7 @@ _ = verified.record("App. B.1.4: M = sqrt(delta^2 + 4 eta_a eta_w beta^2) for h 
                     check="along the flows, from the parameters (delta conserved to the integrator's tolerance)",
                     measured=pbound(err_M, PRINT["M"], 1e-9), tolerance="1e-9", kind="independent")
 _ = verified.record("App. B.1.4: closed-form time t(beta) = flow time", err_b14 < b14_tol and 100 * est_b14 < b14_tol,
-                    check=f"{len(b14_cases)} cases, rates ({eta_a:g}, {eta_w:g}), DOP853 at 1e-12 written here; b14_tol "
+                    check=f"{len(b14_cases)} cases, rates ({eta_a:g}, {eta_w:g}), DOP853 at 1e-12 (regimes_reference); b14_tol "
                           ">= 100 x the integrator error carried to t",
                     measured=pbound(err_b14, PRINT["b14"], b14_tol), tolerance=f"{b14_tol:g}", kind="independent")
 
@@ -958,8 +644,8 @@ _ = verified.record("App. B.1.4: closed-form time t(beta) = flow time", err_b14 
 #
 # The table below is generated from one record per claim, made where the claim was checked (a failed check stops
 # the chapter there). "Independent" rows compare with a route that calls no markovlib function under test (a
-# second integrator and the kernel written in the chapter, flows on the raw parameters against closed forms derived
-# here); "same code" rows are measurements through markovlib's flows, counted over draws with their Wilson
+# second integrator and the kernel written out again in `regimes_reference`, flows on the raw parameters against
+# closed forms derived here); "same code" rows are measurements through markovlib's flows, counted over draws with their Wilson
 # intervals.
 
 # %% tags=["hide-input"]

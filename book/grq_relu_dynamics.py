@@ -100,46 +100,8 @@ turn_ratio = 10.0  # fixed before the data: median direction turn at tau 0.1 ove
 kd_ratio = 10.0  # fixed before the data: kernel distance at tau 0.1 over that at tau 2 exceeds this
 
 # %%
-from markovlib.book import params
-
-SPEC = params.declare(
-    cons_d=params.Int(2, why="in d = 1 the direction bhat_k = sgn(w_k) cannot turn: the direction equations read 0 = 0"),
-    cons_n=params.Int(1, why="the flow identities hold for any data"),
-    cons_h=params.Int(1, why="the flow identities hold for any width"),
-    cons_seed=params.Int(0, why="a seed"),
-    gammas=params.RealList(0.0, 1.0, why="leaky slopes: 0 is the ReLU, 1 the linear network"),
-    eta_a=params.Real(0.0, float("inf"), closed=False, why="a learning rate is positive"),
-    eta_w=params.Real(0.0, float("inf"), closed=False, why="a learning rate is positive"),
-    ode_tol=params.Real(0.0, 1e-6, closed=False, why="a rounding tolerance"),
-    regime_ratios=params.RealList(10.0, 1e6, why="the approximations need |delta_k| >> |mu_k|"),
-    xor_n=params.Int(16, 24, why="the stated range of claims 3 and 4"),
-    xor_jitter=params.Real(0.0, 0.5, why="points stay near their diagonal"),
-    xor_h=params.Int(16, 24, why="the stated range of claims 3 and 4"),
-    xor_tau=params.Real(0.05, 0.1, why="the stated range of small overall scales"),
-    xor_lr_fast=params.Real(0.0002, 0.0002, why="the stated learning rate of the first phase"),
-    xor_steps_fast=params.Int(2500, 2500, why="time 0.5, the stated horizon of the first phase"),
-    xor_lr=params.Real(0.01, 0.01, why="the stated learning rate of the second phase"),
-    xor_steps=params.Int(5000, 5000, why="time 50, the stated horizon of the second phase"),
-    seed=params.Int(0, why="a seed"),
-    n_seeds=params.Int(10, why="claims over seeds are counts with a Wilson interval"),
-    n_circle=params.Int(360, why="a resolution of one degree"),
-    claim_rate=params.Real(0.5, 0.99, why="a count's Wilson lower end must exceed at least 1/2"),
-    a_const_max=params.Real(0.0, 1.0, closed=False, why="a fraction of the readout's size"),
-    a_grow_min=params.Real(1.0, 100.0, why="growth beyond the readout's size"),
-    ham_rich_min=params.Real(0.0, 0.5, closed=False, why="a Hamming distance on the circle"),
-    ham_frac=params.Real(0.0, 1.0, closed=False, why="a fraction of the final distance"),
-    f_small=params.Real(0.0, 1.0, closed=False, why="below the labels' size 1"),
-    ham_lazy_max=params.Real(0.0, 0.5, closed=False, why="a Hamming distance on the circle"),
-    loss_fit=params.Real(0.0, 1.0, closed=False, why="below the loss 1 of the zero map"),
-    f1_seed=params.Int(0, why="a seed"),
-    f1_n_seeds=params.Int(10, why="claims over seeds are counts with a Wilson interval"),
-    f1_steps=params.Int(1000, 2000, why="the stated range of claim 5"),
-    f1_lr_small=params.Real(0.05, 0.05, why="the stated learning rate at tau = 0.1 (time 100 at 2000 steps)"),
-    f1_lr_large=params.Real(0.0125, 0.0125, why="the stated learning rate at tau = 2"),
-    turn_ratio=params.Real(1.0, 1e6, why="a ratio above 1"),
-    kd_ratio=params.Real(1.0, 1e6, why="a ratio above 1"),
-    require=[("xor_h even", lambda v: v["xor_h"] % 2 == 0, "the student pairs neurons with opposite readouts")],
-)
+from markovlib.book import specs
+SPEC = specs.load("grq_relu_dynamics")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
@@ -149,21 +111,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from IPython.display import display
-from matplotlib.colors import ListedColormap
 
 from markovlib.book import explorers, plotting, widgets
 from markovlib.book.formatting import bound, fixed, fraction
 from markovlib.book.glue import glue
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.richlazy import relu_checks, relu_drawings, relu_dynamics, relu_networks
-from markovlib.richlazy.minimal_model import conserved_delta, kernel_distance
+from markovlib.richlazy import relu_checks, relu_drawings, relu_dynamics_drawings, relu_dynamics_steps
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
 torch.set_default_dtype(torch.float64)
-# the bounds printed in the measured column: each at least 100 times above the error observed on the machines tried
-PRINT = dict(ode=1e-12, regime=1e-12)
+PRINT = dict(ode=1e-12, regime=1e-12)  # printed bounds: each at least 100 times above the error seen on the machines tried
 
 # %% [markdown]
 # (sec-grq-relu-dynamics-beta)=
@@ -222,29 +181,9 @@ PRINT = dict(ode=1e-12, regime=1e-12)
 #
 # **Check (independent).** Random networks with $\eta_a \ne \eta_w$; torch computes the parameter velocity
 # $\dot\theta = -\eta\nabla L$ by autograd of its own loss and pushes it through $\theta \mapsto (\hat\beta_k, \mu_k,
-# \beta_k)$ with a Jacobian-vector product. The derived right-hand sides (from `driving_vector`, `preconditioner` and
+# \beta_k)$ with a Jacobian-vector product (`relu_reference.torch_velocities`). The derived right-hand sides (from `driving_vector`, `preconditioner` and
 # `spherical_velocity`) must agree to `ode_tol`. The readouts are drawn at several scales so that the neurons span
 # $\delta_k$ from strongly negative to strongly positive.
-
-# %%
-def torch_velocities(X, y, a, W, gamma, eta_a, eta_w):
-    """Independent reference: d/dt of (bhat, mu, beta) along the gradient flow of the loss (1/n) sum_i (f(x_i) - y_i)^2,
-    by torch autograd of its own loss and a Jacobian-vector product of the parameter velocity (no markovlib)."""
-    Xt, yt = torch.tensor(X), torch.tensor(y)
-    at, Wt = torch.tensor(a, requires_grad=True), torch.tensor(W, requires_grad=True)
-    Z = Xt @ Wt.T
-    f = torch.where(Z > 0, Z, gamma * Z) @ at
-    loss = torch.mean((f - yt) ** 2)
-    ga, gW = torch.autograd.grad(loss, (at, Wt))
-    va, vW = -eta_a * ga, -eta_w * gW
-
-    def coords(a_, W_):
-        nw = torch.linalg.norm(W_, dim=1)
-        return W_ / nw[:, None], a_ * nw, a_[:, None] * W_
-
-    _, tangents = torch.func.jvp(coords, (at.detach(), Wt.detach()), (va, vW))
-    return [t.numpy() for t in tangents]
-
 
 # %% [markdown]
 # Three random networks per leaky slope (`relu_checks.random_network`: readouts and rows of the first layer drawn at
@@ -257,23 +196,14 @@ def torch_velocities(X, y, a, W, gamma, eta_a, eta_w):
 
 # %%
 rng = np.random.default_rng(cons_seed)
-ode_err, delta_seen = 0.0, []
-for gamma in gammas:
-    for trial in range(3):
-        X, y, a, W = relu_checks.random_network(rng, cons_n, cons_d, cons_h)
-        reference = torch_velocities(X, y, a, W, gamma, eta_a, eta_w)
-        derived = relu_dynamics.flow_velocities(X, y, a, W, gamma, eta_a, eta_w)
-        mu = relu_dynamics.spherical_coordinates(a, W)[1]
-        ode_err = max(ode_err, relu_checks.velocity_error(derived, reference, mu))
-        delta_seen.extend(conserved_delta(a, W, eta_a, eta_w).tolist())
-n_neurons = len(delta_seen)
-print(f"{n_neurons} neurons, delta_k from {fixed(min(delta_seen), 1)} to {fixed(max(delta_seen), 1)}, gammas {gammas}: "
-      f"largest relative error of (d bhat/dt, d mu/dt, d beta/dt) against autograd {bound(ode_err, PRINT['ode'])}")
+ode_err, delta_seen = relu_dynamics_steps.ode_check(rng, gammas, cons_n, cons_d, cons_h, eta_a, eta_w)
+print(f"{len(delta_seen)} neurons, delta_k from {fixed(min(delta_seen), 1)} to {fixed(max(delta_seen), 1)}, gammas "
+      f"{gammas}: largest relative error of (d bhat/dt, d mu/dt, d beta/dt) against autograd {bound(ode_err, PRINT['ode'])}")
 
 # %% tags=["hide-input"]
 glue("ode_err", bound(ode_err, PRINT["ode"]))
 _ = verified.record("Sec. 5 / App. C.2: d beta_k/dt = -M_k xi_k and the (bhat_k, mu_k) equations", ode_err < ode_tol,
-                    check=f"torch autograd JVP of the raw parameter flow, {n_neurons} neurons, eta_a = {eta_a:g}, "
+                    check=f"torch autograd JVP of the raw parameter flow, {len(delta_seen)} neurons, eta_a = {eta_a:g}, "
                           f"eta_w = {eta_w:g}, gamma in {gammas}",
                     measured=bound(ode_err, PRINT["ode"]), tolerance=f"{ode_tol:g}", kind="independent")
 
@@ -323,27 +253,13 @@ _ = verified.record("Sec. 5 / App. C.2: d beta_k/dt = -M_k xi_k and the (bhat_k,
 # counted as misses through that 0/0 ratio; no neuron with a finite ratio was above its bound.)
 
 # %%
-worst_ratio, worst_exact_bal, n_within, n_checked, n_idle = 0.0, 0.0, 0, 0, 0
-for ratio in regime_ratios:
-    for sign, regime in ((1.0, "upstream"), (0.0, "balanced"), (-1.0, "downstream")):
-        X, y, a, W = relu_checks.regime_network(rng, cons_n, cons_d, cons_h, ratio, sign)
-        exact = torch_velocities(X, y, a, W, 0.0, 1.0, 1.0)[:2]
-        bhat, mu = relu_dynamics.spherical_coordinates(a, W)
-        delta = conserved_delta(a, W)
-        xi = relu_dynamics.driving_vector(X, y, a, W)
-        approx = relu_dynamics.regime_velocity(bhat, mu, delta, xi, regime)
-        out = relu_checks.regime_errors(bhat, mu, delta, xi, exact, approx, regime, ode_tol)
-        if regime == "balanced":
-            worst_exact_bal = max(worst_exact_bal, out["balanced_err"])
-            continue
-        worst_ratio = max(worst_ratio, out["worst"])
-        n_within, n_checked, n_idle = n_within + out["within"], n_checked + cons_h, n_idle + out["idle"]
-# the downstream rate bound is sharp as |delta|/|mu| grows (the ratio tends to 1), hence the rounding allowance
-print(f"|delta|/|mu| in {regime_ratios}: {fraction(n_within, n_checked)} neurons within their derived bounds (allowance "
-      f"{ode_tol:g} relative; {n_idle} inactive on every point, xi_k = 0, counted within when both velocities are 0); "
-      f"balanced formulas against autograd: {bound(worst_exact_bal, PRINT['regime'])}")
+R = relu_dynamics_steps.regime_check(rng, regime_ratios, cons_n, cons_d, cons_h, ode_tol)
+print(f"|delta|/|mu| in {regime_ratios}: {fraction(R['within'], R['checked'])} neurons within their derived bounds "
+      f"(allowance {ode_tol:g} relative; {R['idle']} inactive on every point, xi_k = 0, counted within when both "
+      f"velocities are 0); balanced formulas against autograd: {bound(R['balanced'], PRINT['regime'])}")
 
 # %% tags=["hide-input"]
+n_within, n_checked, worst_exact_bal = R["within"], R["checked"], R["balanced"]
 glue("regime_within", fraction(n_within, n_checked))
 glue("regime_bal_err", bound(worst_exact_bal, PRINT["regime"]))
 _ = verified.record("Sec. 5: upstream and downstream approximations within the derived bounds", n_within == n_checked,
@@ -390,30 +306,15 @@ _ = verified.record("Sec. 5: the balanced (delta = 0) formulas are exact", worst
 # start; the unpaired one has a generic partition. Gradient descent runs in two phases (lr `xor_lr_fast` for
 # `xor_steps_fast` steps, then lr `xor_lr` for `xor_steps` steps): the first resolves the upstream turn, whose time
 # scale is $|\mu_k|/\delta_k \approx \tau^2$.
-
-# %%
-deltas = np.array([1.0, 0.0, -1.0])  # upstream, balanced, downstream
-names = ["upstream", "balanced", "downstream"]
-seeds = list(range(seed, seed + n_seeds))
-tasks = [relu_dynamics.xor_task(xor_n, xor_jitter, s_) for s_ in seeds]
-X5 = np.stack([t_[0] for t_ in tasks])[:, None]  # (S, 1, n, 2)
-y5 = np.stack([t_[1] for t_ in tasks])[:, None]
-inits = [relu_dynamics.small_init(2, xor_h, xor_tau, deltas, s_ + 1000) for s_ in seeds]
-a05 = np.stack([i_[0] for i_ in inits])  # (S, 3, h)
-W05 = np.stack([i_[1] for i_ in inits])
-
-# %% [markdown]
+#
 # Both phases of gradient descent, with snapshots every 5 steps while the fast upstream turn happens, then every 50;
 # in the second phase every 10 steps up to time 10.5, then every 50. The time of a snapshot is the sum of the step
 # sizes before it.
 
 # %%
-snaps_fast = list(range(0, 250, 5)) + list(range(250, xor_steps_fast + 1, 50))
-snaps_slow = list(range(10, 1000, 10)) + list(range(1000, xor_steps + 1, 50))
-r5a = relu_networks.gradient_descent(X5, y5, a05, W05, xor_lr_fast, snaps_fast)
-r5b = relu_networks.gradient_descent(X5, y5, r5a["a"][-1], r5a["W"][-1], xor_lr, snaps_slow)
-run5 = {k_: np.concatenate([r5a[k_], r5b[k_]]) for k_ in ("a", "W", "loss")}
-times5 = np.concatenate([np.array(snaps_fast) * xor_lr_fast, xor_steps_fast * xor_lr_fast + np.array(snaps_slow) * xor_lr])
+xor = relu_dynamics_steps.xor_runs(list(range(seed, seed + n_seeds)), xor_n, xor_jitter, xor_h, xor_tau, xor_lr_fast,
+                                   xor_steps_fast, xor_lr, xor_steps)
+run5, times5 = xor["run"], xor["times"]
 
 # %% [markdown]
 # Per seed and regime, the largest relative change of $|a_k|$ over the run and the neurons, and the corollary's bound
@@ -421,12 +322,8 @@ times5 = np.concatenate([np.array(snaps_fast) * xor_lr_fast, xor_steps_fast * xo
 # $\delta_k$ only up to a drift of order the step size; the bound check allows 10 times that drift.
 
 # %%
-A = np.abs(run5["a"])  # (T, S, 3, h)
-rel_a = np.max(np.abs(A / A[0] - 1), axis=(0, 3))  # (S, 3): largest relative change of |a_k| over run and neurons
-MU = run5["a"] * np.linalg.norm(run5["W"], axis=-1)
-derived = np.max(MU**2, axis=(0, 3)) / 1.0**2  # eta_a = eta_w = 1, delta = 1 for the upstream column
-drift = float(np.max(np.abs(conserved_delta(run5["a"], run5["W"]) - conserved_delta(a05, W05))))
-for j, nm in enumerate(names):
+rel_a, derived, drift = relu_dynamics_steps.readout_changes(xor)
+for j, nm in enumerate(relu_dynamics_steps.NAMES):
     print(f"{nm:10s}: largest relative change of |a_k| over the run from {fixed(rel_a[:, j].min(), 2)} to "
           f"{fixed(rel_a[:, j].max(), 2)} over the seeds")
 print(f"derived bound max mu^2 / delta^2 (upstream) from {fixed(derived[:, 0].min(), 2)} to {fixed(derived[:, 0].max(), 2)}")
@@ -484,14 +381,9 @@ _ = verified.record_count(f"Sec. 5: balanced and downstream |a_k| grow by more t
 # `loss_fit`.
 
 # %%
-G = relu_dynamics.circle_points(n_circle)
-P0 = relu_networks.activation_pattern(G, run5["W"][0])  # (S, 3, m, h)
-ham = np.stack([relu_networks.hamming_distance(relu_networks.activation_pattern(G, W_), P0) for W_ in run5["W"]])
-fmax = np.stack([np.max(np.abs(relu_networks.forward(G, a_, W_)), axis=-1) for a_, W_ in zip(run5["a"], run5["W"])])
-early = np.argmax(ham >= ham_frac * ham[-1], axis=0)  # (S, 3): first snapshot at ham_frac of the final distance
-f_early = np.take_along_axis(fmax, early[None], axis=0)[0]
-t_early = times5[early]
-for j, nm in enumerate(names):
+part = relu_dynamics_steps.partitions(xor, n_circle, ham_frac)
+ham, fmax, f_early, t_early = part["ham"], part["fmax"], part["f_early"], part["t_early"]
+for j, nm in enumerate(relu_dynamics_steps.NAMES):
     print(f"{nm:10s}: final Hamming {fixed(ham[-1, :, j].min(), 2)} to {fixed(ham[-1, :, j].max(), 2)}; early snapshot at "
           f"time {fixed(t_early[:, j].min(), 3)} to {fixed(t_early[:, j].max(), 3)} with max |f| up to "
           f"{fixed(f_early[:, j].max(), 2)}; end loss up to {run5['loss'][-1, :, j].max():.0e}")
@@ -527,31 +419,10 @@ _ = verified.record_count(f"Fig. 5a: the lazy partition stays (Hamming < {ham_la
 # number of active neurons (two colours suffice, {prf:ref}`grq-prop-c-2`), the data as dots.
 
 # %%
-parity_cmap = ListedColormap(["#f0e6d2", "#5b7fa6"])  # even, odd number of active neurons
-show_t = [0.0, float(np.median(t_early[:, 0])), float(np.median(t_early[:, 1])), 10.0, float(times5[-1])]
-show_i = [int(np.argmin(np.abs(times5 - t_))) for t_ in show_t]
-g1 = np.linspace(-1, 1, 41)
-GX, GY = np.meshgrid(g1, g1)
-grid = np.stack([GX.ravel(), GY.ravel()], axis=1)
-fig = plt.figure(figsize=(16, 10))
-for j, nm in enumerate(names):
-    for c, ti in enumerate(show_i):
-        a_, W_ = run5["a"][ti, 0, j], run5["W"][ti, 0, j]
-        fz = relu_networks.forward(grid, a_, W_).reshape(GX.shape)
-        par = (np.sum(relu_networks.activation_pattern(grid, W_), axis=-1) % 2).reshape(GX.shape)
-        ax = fig.add_subplot(3, 5, 5 * j + c + 1, projection="3d", computed_zorder=False)
-        ax.plot_surface(GX, GY, fz, facecolors=parity_cmap(par), rstride=1, cstride=1, linewidth=0,
-                        antialiased=False, shade=False)
-        xs, ys = tasks[0]
-        ax.scatter(xs[:, 0], xs[:, 1], ys, c=np.where(ys > 0, plotting.MAXIMA, plotting.LOCAL), s=8)
-        ax.set_zlim(-1.5, 1.5)
-        ax.view_init(elev=25, azim=-60)
-        ax.set_xlabel("$x_1$")
-        ax.set_ylabel("$x_2$")
-        ax.set_zlabel("$f(x)$")
-        ax.set_title(f"{nm}, t = {fixed(times5[ti], 3)}", fontsize=9)
-fig.suptitle(f"Paper's Fig. 5(a): XOR-like task, tau = {xor_tau:g}; rich (upstream delta = 1, balanced delta = 0) on top, "
-             "lazy (downstream delta = -1) below\n(colour: parity of the active neurons; dots: the data, blue +1, red -1)")
+fig = relu_dynamics_drawings.fig5a_figure(
+    xor, [0.0, float(np.median(t_early[:, 0])), float(np.median(t_early[:, 1])), 10.0, float(times5[-1])],
+    f"Paper's Fig. 5(a): XOR-like task, tau = {xor_tau:g}; rich (upstream delta = 1, balanced delta = 0) on top, lazy "
+    "(downstream delta = -1) below\n(colour: parity of the active neurons; dots: the data, blue +1, red -1)")
 plt.show()
 
 # %% [markdown]
@@ -559,21 +430,7 @@ plt.show()
 # (right). The rich runs' partitions move before their outputs grow; the lazy runs' partitions hardly move.
 
 # %%
-fig, ax = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
-tt = times5
-cols = [plotting.GLOBAL, plotting.SADDLE, plotting.LOCAL]
-for j, nm in enumerate(names):
-    for s_ in range(n_seeds):
-        ax[0].plot(tt[1:], ham[1:, s_, j], color=cols[j], lw=0.8, alpha=0.7, label=nm if s_ == 0 else None)
-        ax[1].plot(tt[1:], fmax[1:, s_, j], color=cols[j], lw=0.8, alpha=0.7, label=nm if s_ == 0 else None)
-for a_ in ax:
-    a_.set_xscale("log")
-    a_.set_xlabel("time t (sum of the step sizes)")
-    a_.legend()
-ax[0].set_ylabel("Hamming distance to t = 0 (circle)")
-ax[1].set_ylabel("max |f| on the unit circle")
-ax[0].set_title("the partition moves early for rich runs")
-ax[1].set_title("the output grows later")
+fig = relu_dynamics_drawings.partition_curves(times5, ham, fmax)
 plt.show()
 
 # %% [markdown]
@@ -597,15 +454,8 @@ plt.show()
 # $\hat\beta_k$ and its closest teacher direction) is higher at $\tau = 0.1$.
 
 # %%
-taus1 = np.array([0.1, 2.0])
-f1_seeds = list(range(f1_seed, f1_seed + f1_n_seeds))
-ps = [relu_networks.teacher_student(2, 20, 50, 3, taus1, [0.0], s_) for s_ in f1_seeds]
-X1 = np.stack([p_["X"] for p_ in ps])[:, None]
-y1 = np.stack([p_["y"] for p_ in ps])[:, None]
-a01 = np.stack([p_["a0"][:, 0] for p_ in ps])  # (S, 2, h)
-W01 = np.stack([p_["W0"][:, 0] for p_ in ps])
-snaps1 = list(range(0, f1_steps + 1, max(1, f1_steps // 100)))
-run1 = relu_networks.gradient_descent(X1, y1, a01, W01, np.array([f1_lr_small, f1_lr_large]), snaps1)
+f1 = relu_dynamics_steps.fig1a_left(list(range(f1_seed, f1_seed + f1_n_seeds)), f1_steps, f1_lr_small, f1_lr_large)
+turn, kd, align, run1 = f1["turn"], f1["kd"], f1["align"], f1["run"]
 
 # %% [markdown]
 # The three measures per seed and scale: the median turn of the first-layer directions
@@ -613,11 +463,6 @@ run1 = relu_networks.gradient_descent(X1, y1, a01, W01, np.array([f1_lr_small, f
 # with the teacher (`relu_checks.teacher_alignment`).
 
 # %%
-turn = relu_checks.direction_turn(run1["W"][0], run1["W"][-1])  # (S, 2)
-K0 = relu_networks.ntk(X1, run1["a"][0], run1["W"][0])
-K1 = relu_networks.ntk(X1, run1["a"][-1], run1["W"][-1])
-kd = np.array([[kernel_distance(K0[s_, j], K1[s_, j]) for j in range(2)] for s_ in range(f1_n_seeds)])
-align = relu_checks.teacher_alignment(run1["a"][-1], run1["W"][-1], np.stack([p_["W_star"] for p_ in ps]))
 print(f"median turn (rad): tau 0.1 from {fixed(turn[:, 0].min(), 2)} to {fixed(turn[:, 0].max(), 2)}; tau 2 at most "
       f"{fixed(turn[:, 1].max(), 3)}")
 print(f"kernel distance: tau 0.1 from {fixed(kd[:, 0].min(), 2)} to {fixed(kd[:, 0].max(), 2)}; tau 2 {bound(kd[:, 1].max(), 1e-2)}")
@@ -638,25 +483,11 @@ _ = verified.record_count(f"Fig. 1a left: at delta = 0, tau = 0.1 is rich and ta
 # The trajectories of $|a_k|w_k$ of the first seed at both scales, with the teacher's directions dotted.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 5), layout="constrained")
-p0 = ps[0]
-for ax, j in zip(axes, range(2)):
-    B = np.abs(run1["a"][:, 0, j, :, None]) * run1["W"][:, 0, j]  # (T, h, 2)
-    for k in range(B.shape[1]):
-        ax.plot(B[:, k, 0], B[:, k, 1], color=plotting.NEUTRAL, lw=0.6, alpha=0.6)
-        ax.plot(B[-1, k, 0], B[-1, k, 1], "o", ms=3,
-                color=plotting.MAXIMA if run1["a"][-1, 0, j, k] > 0 else plotting.LOCAL)
-    lim = 1.15 * np.max(np.abs(B))
-    for wk, ak in zip(p0["W_star"], p0["a_star"]):
-        ax.plot([0, 2 * lim * wk[0]], [0, 2 * lim * wk[1]], ":", color=plotting.MAXIMA if ak > 0 else plotting.LOCAL, lw=1)
-    ax.set_xlim(-lim, lim)
-    ax.set_ylim(-lim, lim)
-    ax.set_aspect("equal")
-    ax.set_title(f"tau = {taus1[j]:g}, delta = 0: " + ("rich" if j == 0 else "lazy")
-                 + "\n(dots: sgn(a_k) > 0 blue, < 0 red; dotted: teacher)")
-    ax.set_xlabel(r"$|a_k|\,w_{k,1}$")
-    ax.set_ylabel(r"$|a_k|\,w_{k,2}$")
-fig.suptitle("Paper's Fig. 1(a), left panel: trajectories of |a_k| w_k, first seed")
+key = "\n(dots: sgn(a_k) > 0 blue, < 0 red; dotted: teacher)"
+fig = relu_drawings.fig1a_figure(f1["problems"][0], {"a": run1["a"][:, 0], "W": run1["W"][:, 0]},
+                                 [(0, "tau = 0.1, delta = 0: rich" + key), (1, "tau = 2, delta = 0: lazy" + key)],
+                                 circle=None, teacher=":",
+                                 suptitle="Paper's Fig. 1(a), left panel: trajectories of |a_k| w_k, first seed")
 plt.show()
 
 # %% [markdown]
@@ -697,40 +528,31 @@ relu_static.show()
 
 # %% [markdown]
 # A second computation of every frame (`relu_drawings.recompute_frames`): plain gradient descent
-# (`relu_networks.gradient_descent`, all 25 networks at once) on the same draws, with the NTK, the kernel distance,
+# (`relu_networks.gradient_descent`, all {glue:text}`relu_explorer_frames` networks at once) on the same draws, with the NTK, the kernel distance,
 # the patterns and the test loss from the final weights. Each frame's metrics and readout must agree with it.
 
 # %%
-second = relu_drawings.recompute_frames(relu_grid["tau"], relu_grid["alpha"])
-relu_gap = max(abs(out_[m] - second[m][i // 5, i % 5]) for i, out_ in enumerate(relu_static.results) for m in second)
-texts_ok = sum(out_["text"] == relu_drawings.outcome_text(out_["delta"], *(second[m][i // 5, i % 5] for m in second))
-               for i, out_ in enumerate(relu_static.results))
-res = {(o_["tau"], o_["alpha"]): o_ for o_ in relu_static.results}
-small_S = min(res[(0.1, al_)]["kernel_distance_end"] for al_ in relu_grid["alpha"])
-large_S = max(res[(2.0, al_)]["kernel_distance_end"] for al_ in relu_grid["alpha"])
-small_H = min(res[(0.1, al_)]["hamming_end"] for al_ in relu_grid["alpha"])
-large_H = max(res[(2.0, al_)]["hamming_end"] for al_ in relu_grid["alpha"])
-print(f"{relu_static.n_frames} frames, all finite: {all(o_['finite'] for o_ in relu_static.results)}; frame vs plain GD "
-      f"(test loss, S(0, T), Hamming at the last step): max {bound(relu_gap, 1e-9)}; readouts equal: "
-      f"{texts_ok}/{relu_static.n_frames}")
-print(f"tau 0.1: S(0, T) at least {fixed(small_S, 2)}, Hamming at least {fixed(small_H, 2)}; tau 2: S(0, T) "
-      f"{bound(large_S, 1e-2)}, Hamming {bound(large_H, 1e-2)}")
+E = relu_dynamics_steps.explorer_check(relu_static.results, relu_grid)
+print(f"{relu_static.n_frames} frames, all finite: {E['finite']}; frame vs plain GD (test loss, S(0, T), Hamming at "
+      f"the last step): max {bound(E['gap'], 1e-9)}; readouts equal: {E['texts']}/{relu_static.n_frames}")
+print(f"tau 0.1: S(0, T) at least {fixed(E['small_S'], 2)}, Hamming at least {fixed(E['small_H'], 2)}; tau 2: S(0, T) "
+      f"{bound(E['large_S'], 1e-2)}, Hamming {bound(E['large_H'], 1e-2)}")
 
 # %% tags=["hide-input"]
 glue("relu_explorer_frames", str(relu_static.n_frames))
 glue("relu_explorer_kb", f"{round((len(relu_static.sprite) * 4 / 3 + len(relu_static.html())) / 1e3, -1):.0f}")
 _ = verified.record("explorer: every frame's test loss, S(0, T) and Hamming distance (and its readout) equal a "
-                    "second computation", relu_gap < 1e-7 and texts_ok == relu_static.n_frames,
+                    "second computation", E["gap"] < 1e-7 and E["texts"] == relu_static.n_frames,
                     check=f"relu_batch.train_networks (the frames) vs relu_networks.gradient_descent + ntk + "
                           f"kernel_distance + activation_pattern on the same draws, {relu_static.n_frames} frames",
-                    measured=f"max {bound(relu_gap, 1e-9)}, {texts_ok}/{relu_static.n_frames} readouts",
+                    measured=f"max {bound(E['gap'], 1e-9)}, {E['texts']}/{relu_static.n_frames} readouts",
                     tolerance="1e-7", kind="same code")
 _ = verified.record("explorer: in every alpha column the kernel and the partition move > 10 x farther at tau = 0.1 "
                     "than at tau = 2 (seed 0 of the explorer's task)",
-                    small_S > 10 * large_S and small_H > 10 * large_H,
+                    E["small_S"] > 10 * E["large_S"] and E["small_H"] > 10 * E["large_H"],
                     check="S(0, T) and Hamming at step 1000 over the 5 alphas of the grid",
-                    measured=f"S: min {fixed(small_S, 2)} vs max {bound(large_S, 1e-2)}; Hamming: min "
-                             f"{fixed(small_H, 2)} vs max {bound(large_H, 1e-2)}",
+                    measured=f"S: min {fixed(E['small_S'], 2)} vs max {bound(E['large_S'], 1e-2)}; Hamming: min "
+                             f"{fixed(E['small_H'], 2)} vs max {bound(E['large_H'], 1e-2)}",
                     tolerance="ratio 10", kind="same code")
 
 # %% [markdown]
@@ -740,7 +562,7 @@ _ = verified.record("explorer: in every alpha column the kernel and the partitio
 # loss, kernel distance and Hamming distance at the last step.
 
 # %% tags=["hide-input"]
-_ = record_results({"ode_rel_err": ode_err, "regime_err_over_bound": worst_ratio,
+_ = record_results({"ode_rel_err": ode_err, "regime_err_over_bound": R["worst"],
                     "a_rel_change_up_max": float(rel_a[:, 0].max()), "a_rel_change_bal_min": float(rel_a[:, 1].min()),
                     "a_rel_change_down_min": float(rel_a[:, 2].min()), "hamming_up_end": float(ham[-1, :, 0].mean()),
                     "hamming_bal_end": float(ham[-1, :, 1].mean()), "hamming_down_max": float(ham[:, :, 2].max()),

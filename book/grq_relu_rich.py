@@ -26,29 +26,27 @@
 #
 # ## What this chapter shows
 #
-# 1. Gradient flow conserves every $\delta_k$ ({prf:ref}`grq-prop-5-delta`; drift of an RK4 integration
-#    {glue:text}`flow_drift`), and a gradient-descent step changes it at second order ({prf:ref}`grq-prop-5-gd`)
-#    ([Sec. 1](#sec-grq-relu-rich-conservation)).
+# 1. Gradient flow conserves every $\delta_k$ ({prf:ref}`grq-prop-5-delta`; RK4 drift {glue:text}`flow_drift`),
+#    gradient descent up to second order ({prf:ref}`grq-prop-5-gd`) ([Sec. 1](#sec-grq-relu-rich-conservation)).
 # 2. The gradients and the NTK ({prf:ref}`grq-prop-5-ntk`) equal torch autograd to {glue:text}`ntk_err`
 #    ([Sec. 1](#sec-grq-relu-rich-conservation)).
 # 3. Fig. 1(b), reduced ({prf:ref}`grq-fig-1`): at the smallest $\tau$ upstream learns fastest
-#    ({glue:text}`fast_count`) and its kernel moves first ({glue:text}`first_count`) and far
-#    ({glue:text}`rich_count`); the largest $\tau$ stays lazy (kernel distance {glue:text}`kd_lazy`)
-#    ([Sec. 3](#sec-grq-relu-rich-fig1b)).
+#    ({glue:text}`fast_count`), its kernel moves first ({glue:text}`first_count`) and far ({glue:text}`rich_count`);
+#    the largest $\tau$ stays lazy (kernel distance {glue:text}`kd_lazy`) ([Sec. 3](#sec-grq-relu-rich-fig1b)).
 # 4. At the reduced size upstream does not end lowest (below balanced in {glue:text}`end_up_below_bal` seeds); the
-#    stored size study ranks them per size and horizon, undecided at the paper's size at 10,000 steps (balanced lower
-#    in {glue:text}`s_paper_bal_wins` seeds) ([Sec. 7](#grq-sizes)).
+#    stored size study is undecided at the paper's size at {glue:text}`s_H` steps (balanced lower in
+#    {glue:text}`s_paper_bal_wins` seeds) ([Sec. 7](#grq-sizes)).
 # 5. Fig. 5(b) ({prf:ref}`grq-fig-5`): upstream changes more activation patterns while moving less than downstream
 #    ({glue:text}`fig5_count`); in $d = 2$ its directions turn, downstream ones stay ({glue:text}`fig1a_count`)
 #    ([Sec. 4](#sec-grq-relu-rich-fig5b), [Sec. 5](#sec-grq-relu-rich-fig1a)).
 # 6. Fig. 9 ({prf:ref}`grq-prop-c-2`): a deep ReLU network is affine on its regions, homogeneous without biases, and
 #    every boundary crossing flips one neuron ({glue:text}`flip_count` crossings) ([Sec. 6](#grq-fig-9)).
-# 7. The paper's grid, stored ({glue:text}`g_seeds` seeds, {glue:text}`g_H` steps), is reproduced by a re-executed
-#    slice: upstream is fastest in {glue:text}`g_fastest`, the largest $\tau$ lazy (at most {glue:text}`g_kd_lazy`),
+# 7. The stored paper grid ({glue:text}`g_seeds` seeds, {glue:text}`g_H` steps) matches a re-executed slice:
+#    upstream is fastest in {glue:text}`g_fastest`, the largest $\tau$ lazy (at most {glue:text}`g_kd_lazy`),
 #    Fig. 5(b) holds in {glue:text}`g_fig5b` ([Sec. 7](#sec-grq-relu-rich-stored)).
 #
-# Counts over seeds hold when their one-sided 95 % Wilson lower end exceeds `claim_rate` $= 1/2$; the ranges are in
-# the [parameters table](#sec-grq-relu-rich-parameters).
+# Counts hold when their one-sided 95 % Wilson lower end exceeds `claim_rate` $= 1/2$; ranges: the
+# [parameters table](#sec-grq-relu-rich-parameters).
 
 # %% [markdown]
 # (sec-grq-relu-rich-parameters)=
@@ -116,63 +114,8 @@ bias_break_min = 0.01  # fixed before the data: with biases the relative deviati
 affine_tol = 1e-12  # relative |f(y) - f(x) - grad f(x).(y - x)| for y in the region of x (rounding)
 
 # %%
-import math
-
-from markovlib.book import params
-
-SPEC = params.declare(
-    d=params.Int(8, 16, why="the stated range of claims 3 to 5"),
-    n=params.Int(80, 150, why="the stated range of claims 3 to 5"),
-    h=params.Int(40, 50, why="the stated range of claims 3 to 5"),
-    n_teacher=params.Int(3, 3, why="the stated setting, the paper's"),
-    n_test=params.Int(1000, why="enough fresh points for a test loss"),
-    log10_tau_min=params.Real(-1.0, -1.0, why="the paper's range"), log10_tau_max=params.Real(0.3, 0.3, why="the paper's range"),
-    n_tau=params.Int(2, why="small and large tau"),
-    delta_max=params.Real(0.8, 1.0, why="the stated range"),
-    n_delta=params.Int(3, why="downstream, balanced 0, upstream"),
-    seed=params.Int(0, why="a seed"), n_seeds=params.Int(10, why="claims over seeds are counts with a Wilson interval"),
-    base_lr=params.Real(0.005, 0.005, why="the stated (and the paper's) learning rate"),
-    steps=params.Int(1000, 2000, why="the stated range"),
-    t_fast=params.Int(100, 100, why="the stated checkpoint"),
-    claim_rate=params.Real(0.5, 0.5, why="the counts were checked at 1/2 only (20/20 stored seeds cannot pass 0.89)"),
-    n_seeds_first=params.Int(10, why="counts with a Wilson interval"), n_seeds_fig1a=params.Int(10, why="the same"),
-    loss_margin=params.Real(0.0, 1.0, closed=False, why="a fraction of the other losses"),
-    kd_lazy_max=params.Real(0.005, 0.02, why="never looser than the default; the live runs print below 0.005"),
-    kd_rich_min=params.Real(0.0, 1.0, closed=False, why="a kernel distance (reported only)"),
-    kd_rich_ratio=params.Real(1.0, 1e6, why="a ratio above 1"),
-    move_margin=params.Real(2.0, 2.0, why="the only value checked (the stored Fig. 5b count fails from 2.9)"),
-    grid_slice_steps=params.Int(10, 100, why="the first checkpoints of the stored grid"),
-    grid_slice_tol=params.Real(0.0, 1e-10, why="a rounding tolerance (the slice was bit-identical when stored)"),
-    cons_d=params.Int(4, 5, why="claims 1 and 2's range"), cons_n=params.Int(15, 20, why="claims 1 and 2's range"),
-    cons_h=params.Int(6, 8, why="the stated range of claims 1 and 2"),
-    cons_time=params.Real(0.0, 10.0, closed=False, why="a training time"),
-    cons_lrs=params.RealList(0.0, 0.1, closed=False, why="small step sizes"),
-    gammas=params.RealList(0.0, 0.9, why="the stated range of leaky slopes"),
-    drift_ratio_tol=params.Real(0.0, 1.0, closed=False, why="a tolerance around the ratio 2"),
-    rk4_steps=params.Int(1, why="a number of steps"), fig1a_steps=params.Int(1, why="a number of steps"),
-    surf_widths=params.IntList(1, 100, why="hidden widths of at most 100 units (claim 6's range)"),
-    surf_seed=params.Int(0, why="a seed"),
-    surf_box=params.Real(0.1, 10.0, why="claim 6's range of boxes"),
-    surf_grid=params.Int(10, 400, why="claim 6's range of grids"),
-    surf_n_points=params.Int(1, why="a count"), surf_n_segments=params.Int(1, why="a count"),
-    homog_tol=params.Real(0.0, math.inf, closed=False, why="a tolerance"),
-    bias_break_min=params.Real(0.0, math.inf, closed=False, why="a deviation"),
-    affine_tol=params.Real(0.0, math.inf, closed=False, why="a tolerance"),
-    require=[("9.375 d <= n <= 10 d", lambda v: 9.375 * v["d"] <= v["n"] <= 10 * v["d"],
-              "the ratios checked; at n = 5 d the speed claims are fragile"),
-             ("h even", lambda v: v["h"] % 2 == 0, "the symmetric student pairs neurons with opposite readouts"),
-             ("log10_tau_max > log10_tau_min", lambda v: v["log10_tau_max"] > v["log10_tau_min"], "small and large tau"),
-             ("n_delta odd", lambda v: v["n_delta"] % 2 == 1, "the balanced delta 0 is on the grid"),
-             ("t_fast a power of ten in [10, steps]", lambda v: 10 <= v["t_fast"] <= v["steps"] and 10 ** round(math.log10(v["t_fast"])) == v["t_fast"],
-              "a checkpoint of the runs"),
-             ("grid_slice_tol > 0", lambda v: v["grid_slice_tol"] > 0, "a tolerance"),
-             ("cons_h even", lambda v: v["cons_h"] % 2 == 0, "the conservation problems pair neurons"),
-             ("cons_lrs: at least two, each half the previous",
-              lambda v: len(v["cons_lrs"]) >= 2 and all(abs(b / a - 0.5) <= 1e-12 for a, b in zip(v["cons_lrs"], v["cons_lrs"][1:])),
-              "the drift must halve with the step"),
-             ("1 to 6 surf_widths", lambda v: 1 <= len(v["surf_widths"]) <= 6, "claim 6's range of depths"),
-             ("surf_grid even", lambda v: v["surf_grid"] % 2 == 0, "the origin is not a grid point")],
-)
+from markovlib.book import specs
+SPEC = specs.load("grq_relu_rich")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
@@ -182,20 +125,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
-from matplotlib.colors import ListedColormap
 
-from markovlib.book import plotting
+from markovlib.book import inference, plotting, stored
 from markovlib.book.formatting import bound, fixed, fraction, yes_no
 from markovlib.book.glue import glue
-from markovlib.book.inference import MIN_STORED
-from markovlib.book.progress import progress_bar
 from markovlib.book.report import Verification
-from markovlib.book.stored import data_dir
 from markovlib.book.sweep import record_results
-from markovlib.richlazy import relu_checks, relu_drawings, relu_networks, relu_surface
-from markovlib.richlazy.minimal_model import conserved_delta, kernel_distance
-from markovlib.richlazy.relu_batch import METRICS as METRIC_NAMES
-from markovlib.richlazy.relu_grid import train_grid
+from markovlib.richlazy import (relu_checks, relu_conservation, relu_drawings, relu_rich, relu_stored, relu_surface,
+                                relu_surface_checks)
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
@@ -269,53 +206,16 @@ PRINT = dict(autograd=1e-13, init=5e-13, step=1e-8, flow=1e-7, homog=1e-13, affi
 # ```
 #
 # The checks below use small random problems ($d$ = `cons_d`, $n$ = `cons_n`, $h$ = `cons_h`). The
-# derivatives and the NTK are compared with torch autograd on a torch re-implementation of the loss. The
+# derivatives and the NTK are compared with torch autograd on a torch re-implementation of the loss (`relu_reference`). The
 # one-step identity is checked to rounding. The drift over the time `cons_time` is measured for the step sizes
 # `cons_lrs`. The flow itself is integrated by a fixed-step RK4 on an independent right-hand side.
-
-# %%
-def torch_loss_and_grads(X, y, a, W, gamma):
-    """Independent reference (torch, no markovlib): the loss (1/n) sum_i (f(x_i) - y_i)^2 and its gradients."""
-    Xt, yt = torch.tensor(X), torch.tensor(y)
-    at, Wt = torch.tensor(a, requires_grad=True), torch.tensor(W, requires_grad=True)
-    z = Xt @ Wt.T
-    loss = torch.mean((torch.maximum(z, gamma * z) @ at - yt) ** 2)
-    ga, gW = torch.autograd.grad(loss, (at, Wt))
-    return loss.item(), ga.numpy(), gW.numpy()
-
-
-def torch_ntk(X, a, W, gamma, eta_a, eta_w):
-    """Independent reference: the NTK as the Jacobian Gram matrix J diag(eta) J^T, J by torch.func.jacrev."""
-    Xt = torch.tensor(X)
-    f = lambda at, Wt: torch.maximum(Xt @ Wt.T, gamma * (Xt @ Wt.T)) @ at  # noqa: E731
-    Ja, JW = torch.func.jacrev(f, argnums=(0, 1))(torch.tensor(a), torch.tensor(W))
-    Ja, JW = Ja.numpy(), JW.numpy().reshape(X.shape[0], -1)
-    return eta_a * Ja @ Ja.T + eta_w * JW @ JW.T
-
 
 # %% [markdown]
 # Three random problems per leaky slope; the loss, gradients and NTK of `relu_networks` against the references.
 
 # %%
-rng = np.random.default_rng(seed)
-grad_err, ntk_err = 0.0, 0.0
-problems = []
-for gamma in gammas:
-    for _ in range(3):
-        X = rng.standard_normal((cons_n, cons_d))
-        y = rng.standard_normal(cons_n)
-        a = rng.standard_normal(cons_h)
-        W = rng.standard_normal((cons_h, cons_d))
-        problems.append((gamma, X, y, a, W))
-        loss_ref, ga_ref, gW_ref = torch_loss_and_grads(X, y, a, W, gamma)
-        ga, gW, _ = relu_networks.gradients(X, y, a, W, gamma)
-        scale = 1.0 + max(np.max(np.abs(ga_ref)), np.max(np.abs(gW_ref)))
-        grad_err = max(grad_err, abs(float(relu_networks.mse(X, y, a, W, gamma)) - loss_ref) / (1 + loss_ref),
-                       np.max(np.abs(ga - ga_ref)) / scale, np.max(np.abs(gW - gW_ref)) / scale)
-        for eta_a, eta_w in ((1.0, 1.0), (2.0, 0.5)):
-            K_ref = torch_ntk(X, a, W, gamma, eta_a, eta_w)
-            K = relu_networks.ntk(X, a, W, gamma, eta_a, eta_w)
-            ntk_err = max(ntk_err, np.max(np.abs(K - K_ref)) / np.max(np.abs(K_ref)))
+problems = relu_conservation.random_problems(np.random.default_rng(seed), gammas, cons_n, cons_d, cons_h)
+grad_err, ntk_err = relu_conservation.autograd_errors(problems)
 print(f"loss and gradients vs torch autograd ({len(problems)} problems, gamma in {gammas}): "
       f"max rel. error {bound(grad_err, 1e-12)}")
 print(f"NTK vs Jacobian Gram matrix from torch.func.jacrev (eta_a, eta_w in (1, 1), (2, 0.5)): "
@@ -335,20 +235,7 @@ _ = verified.record("Prop. grq-prop-5-ntk: K = J diag(eta) J^T", ntk_err < 1e-12
 # gradients), and one step (lr 0.05) changes $\delta_k$ by the second-order formula of {prf:ref}`grq-prop-5-gd`.
 
 # %%
-first_order, step_err = 0.0, 0.0
-for gamma, X, y, a, W in problems:
-    ga_ref, gW_ref = torch_loss_and_grads(X, y, a, W, gamma)[1:]
-    terms = np.stack([a * ga_ref, np.sum(W * gW_ref, axis=1)])  # a_k dL/da_k and w_k . grad_wk L (autograd)
-    first_order = max(first_order, np.max(np.abs(terms[0] - terms[1]) / (np.abs(terms).sum(0) + 1e-300)))
-    for eta_a, eta_w in ((1.0, 1.0), (2.0, 0.5)):
-        lr = 0.05
-        out = relu_networks.gradient_descent(X, y, a, W, lr, [0, 1], gamma=gamma, eta_a=eta_a, eta_w=eta_w)
-        change = conserved_delta(out["a"][1], out["W"][1], eta_a, eta_w) - conserved_delta(a, W, eta_a, eta_w)
-        pred = lr**2 * (eta_w * eta_a**2 * ga_ref**2 - eta_a * eta_w**2 * np.sum(gW_ref**2, axis=1))
-        scale = np.max(np.abs(conserved_delta(a, W, eta_a, eta_w))) + np.max(np.abs(pred))
-        step_err = max(step_err, np.max(np.abs(change - pred)) / np.max(np.abs(pred)),
-                       np.max(np.abs(relu_networks.delta_step_change(X, y, a, W, lr, gamma, eta_a, eta_w) - pred))
-                       / scale)
+first_order, step_err = relu_conservation.step_errors(problems, lr=0.05)
 print(f"a_k dL/da_k - w_k . grad L, relative to the terms: {bound(first_order, 1e-12)} (first order cancels)")
 print(f"one GD step (lr 0.05): change of delta_k vs lr^2 (eta_w eta_a^2 g^2 - eta_a eta_w^2 |G|^2): "
       f"max rel. error {bound(step_err, 1e-6)}")
@@ -367,15 +254,7 @@ _ = verified.record("Prop. grq-prop-5-gd: one GD step changes delta_k by lr^2 (.
 # a rich start: it must halve with the step.
 
 # %%
-drift_rows, ratios = [], []
-for gamma, X, y, a, W in problems[::3]:
-    a_s, W_s = 0.5 * a, 0.5 * W
-    drifts = []
-    for lr in cons_lrs:
-        out = relu_networks.gradient_descent(X, y, a_s, W_s, lr, [int(round(cons_time / lr))], gamma=gamma)
-        drifts.append(np.max(np.abs(conserved_delta(out["a"][-1], out["W"][-1]) - conserved_delta(a_s, W_s))))
-    ratios += [d1 / d2 for d1, d2 in zip(drifts, drifts[1:])]
-    drift_rows.append((gamma, drifts))
+drift_rows, ratios = relu_conservation.gd_drift(problems[::3], cons_lrs, cons_time)
 ratio_ok = all(abs(r - 2.0) < drift_ratio_tol for r in ratios)
 for gamma, drifts in drift_rows:
     print(f"gamma = {gamma}: drift of delta over time {cons_time} falls with lr {cons_lrs}: "
@@ -389,50 +268,14 @@ _ = verified.record("GD drift of delta_k is O(lr) over a fixed time (O(lr^2) per
                     tolerance=f"2 +- {drift_ratio_tol}", kind="same code")
 
 # %% [markdown]
-# The flow itself, integrated by a fixed-step RK4 on a right-hand side written out again (an adaptive solver can
-# stall where a neuron slides along a kink of the ReLU).
-
-# %%
-def flow_rhs(theta, X, y, gamma):
-    """Independent reference (no markovlib): the gradient-flow right-hand side in theta = (a, vec W)."""
-    hh = theta.size // (X.shape[1] + 1)
-    aa, WW = theta[:hh], theta[hh:].reshape(hh, X.shape[1])
-    Z = X @ WW.T
-    S, Sp = np.where(Z > 0, Z, gamma * Z), np.where(Z > 0, 1.0, gamma)
-    r = S @ aa - y
-    return -np.concatenate([2 * S.T @ r / len(y), (2 * ((r[:, None] * Sp) * aa).T @ X / len(y)).ravel()])
-
-
-def rk4(theta, X, y, gamma, t_end, m):
-    """Independent reference: m fixed RK4 steps of the flow to time t_end."""
-    hs = t_end / m
-    for _ in range(m):
-        k1 = flow_rhs(theta, X, y, gamma)
-        k2 = flow_rhs(theta + hs / 2 * k1, X, y, gamma)
-        k3 = flow_rhs(theta + hs / 2 * k2, X, y, gamma)
-        k4 = flow_rhs(theta + hs * k3, X, y, gamma)
-        theta = theta + hs / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-    return theta
-
-
-# %% [markdown]
-# The integrator's own error is $O(h^4)$ between kinks and $O(h)$ where a neuron slides along a kink, so the drift
+# The flow itself, integrated by a fixed-step RK4 (`relu_reference.rk4`) on a right-hand side written out again (an
+# adaptive solver can stall where a neuron slides along a kink of the ReLU). The integrator's own error is $O(h^4)$ between kinks and $O(h)$ where a neuron slides along a kink, so the drift
 # must fall at least 3 times when the step is divided by 4, unless it is already at the rounding floor.
 
 # %%
-flow_drift, flow_converges, flow_factors = 0.0, True, []
-for gamma, X, y, a, W in problems[::3]:
-    a_s, W_s = 0.5 * a, 0.5 * W
-    drift_m = []
-    for m in (rk4_steps, 4 * rk4_steps):
-        th = rk4(np.concatenate([a_s, W_s.ravel()]), X, y, gamma, cons_time, m)
-        drift_m.append(np.max(np.abs(conserved_delta(th[:cons_h], th[cons_h:].reshape(W.shape))
-                                     - conserved_delta(a_s, W_s))))
-    flow_converges &= bool(drift_m[1] < drift_m[0] / 3 or drift_m[1] < 1e-10)
-    flow_factors.append(drift_m[0] / max(drift_m[1], 1e-300))
-    flow_drift = max(flow_drift, drift_m[1])
+flow_drift, flow_converges, flow_factor = relu_conservation.flow_drift(problems[::3], cons_time, rk4_steps)
 print(f"gradient flow (RK4, {4 * rk4_steps} steps) to time {cons_time}: max_k |delta_k(T) - delta_k(0)| "
-      f"{bound(flow_drift, 1e-5)}; 4 times the steps divide the drift by at least {min(flow_factors):.0f}")
+      f"{bound(flow_drift, 1e-5)}; 4 times the steps divide the drift by at least {flow_factor:.0f}")
 
 # %% tags=["hide-input"]
 glue("flow_drift", bound(flow_drift, 1e-5))
@@ -440,7 +283,7 @@ _ = verified.record("Prop. grq-prop-5-delta: delta_k conserved by gradient flow"
                     check=f"RK4 with {rk4_steps} and {4 * rk4_steps} steps on an independent right-hand side, "
                           f"gamma in {gammas}",
                     measured=(bound(flow_drift, PRINT["flow"]) if flow_drift < PRINT["flow"] else f"{flow_drift:.1e}")
-                             + f"; 4 x the steps: drift / {min(flow_factors):.0f}",
+                             + f"; 4 x the steps: drift / {flow_factor:.0f}",
                     tolerance="1e-5, and 3x smaller for a 4x smaller step unless below 1e-10", kind="independent")
 
 # %% [markdown]
@@ -473,42 +316,24 @@ _ = verified.record("Prop. grq-prop-5-delta: delta_k conserved by gradient flow"
 # $0.01$ when balanced at any $\tau$, but $0.5$ at $\tau = 0.1$, $|\delta| = 1$. So at the unbalanced corners of small
 # $\tau$ the step is not small, and these GD runs are not close to the flow (the drift of $\delta_k$ is printed
 # below). Test losses use `n_test` fresh teacher points per seed. Kernel distances
-# $S(0, t) = 1 - \langle K_0, K_t\rangle_F/(\|K_0\|_F\|K_t\|_F)$ use the NTK on the training inputs.
+# $S(0, t) = 1 - \langle K_0, K_t\rangle_F/(\|K_0\|_F\|K_t\|_F)$ use the NTK on the training inputs. The next cell
+# draws every seed's problem and trains all seeds, scales and $\delta$ at once (float64 full-batch gradient descent).
 
 # %%
 taus = np.logspace(log10_tau_min, log10_tau_max, n_tau)
 deltas = np.linspace(-delta_max, delta_max, n_delta)
-seeds = list(range(seed, seed + n_seeds))
 save_steps = sorted({0, steps} | {10**k for k in range(1, 12) if 10**k <= steps})
 i_fast, i_end = save_steps.index(t_fast), len(save_steps) - 1
-i_up, i_bal, i_down = n_delta - 1, n_delta // 2, 0
-assert deltas[i_bal] == 0.0
-probs = [relu_networks.teacher_student(d, n, h, n_teacher, taus, deltas, s, n_test=n_test) for s in seeds]
-a0 = np.stack([p["a0"] for p in probs])  # (seeds, tau, delta, h)
-W0 = np.stack([p["W0"] for p in probs])  # (seeds, tau, delta, h, d)
-init_delta_err = np.max(np.abs(conserved_delta(a0, W0) - deltas[None, None, :, None]))
-init_f = max(np.max(np.abs(relu_networks.forward(p["X_test"], p["a0"], p["W0"]))) for p in probs)
-init_norm_err = np.max(np.abs(np.abs(a0) * np.linalg.norm(W0, axis=-1) - taus[None, :, None, None] ** 2))
-print(f"{len(seeds)} seeds x {n_tau} tau x {n_delta} delta runs; snapshots after {save_steps} steps")
-print(f"init: max |delta_k - delta| {bound(init_delta_err, 1e-12)}, max |f(x)| on test points {bound(init_f, 1e-12)}, "
-      f"max ||a_k| |w_k| - tau^2| {bound(init_norm_err, 1e-12)}")
+live = relu_rich.train_live(d, n, h, n_teacher, taus, deltas, list(range(seed, seed + n_seeds)), n_test, base_lr,
+                            save_steps)
+print(f"{n_seeds} seeds x {n_tau} tau x {n_delta} delta runs; snapshots after {save_steps} steps")
+print("init: max |delta_k - delta|, max |f(x)| on test points, max ||a_k| |w_k| - tau^2|: "
+      + ", ".join(bound(e, 1e-12) for e in live["init_err"]))
 
 # %% tags=["hide-input"]
-_ = verified.record("init (eq. grq-eq-init): delta_k = delta, |a_k||w_k| = tau^2, f = 0",
-                    init_delta_err < 1e-12 and init_f < 1e-12 and init_norm_err < 1e-12,
+_ = verified.record("init (eq. grq-eq-init): delta_k = delta, |a_k||w_k| = tau^2, f = 0", max(live["init_err"]) < 1e-12,
                     check="every neuron of every run; the student output on the test points",
-                    measured=bound(max(init_delta_err, init_f, init_norm_err), PRINT["init"]), tolerance="1e-12",
-                    kind="identity")
-
-# %% [markdown]
-# All seeds, scales and $\delta$ are trained at once (float64 full-batch gradient descent).
-
-# %%
-X_all = np.stack([p["X"] for p in probs])[:, None, None]  # (seeds, 1, 1, n, d): shared across the grid
-y_all = np.stack([p["y"] for p in probs])[:, None, None]
-lr_grid = (base_lr / taus**2)[None, :, None]
-runs = relu_networks.gradient_descent(X_all, y_all, a0, W0, lr_grid, save_steps)  # all seeds x tau x delta at once
-A, Wt = runs["a"], runs["W"]  # (T, seeds, tau, delta, h[, d])
+                    measured=bound(max(live["init_err"]), PRINT["init"]), tolerance="1e-12", kind="identity")
 
 # %% [markdown]
 # The metrics at every checkpoint: test loss, kernel distance $S(0, t)$, Hamming distance of the activation pattern
@@ -516,24 +341,9 @@ A, Wt = runs["a"], runs["W"]  # (T, seeds, tau, delta, h[, d])
 # \sqrt{\delta^2 + 4\tau^4}$ at initialization.
 
 # %%
-T = len(save_steps)
-test_loss = np.zeros((T, n_seeds, n_tau, n_delta))
-kdist, hamming, pdist = np.zeros_like(test_loss), np.zeros_like(test_loss), np.zeros_like(test_loss)
-for s, p in enumerate(progress_bar(probs, desc="metrics")):
-    test_loss[:, s] = relu_networks.mse(p["X_test"], p["y_test"], A[:, s], Wt[:, s])
-    C0 = relu_networks.activation_pattern(p["X"], W0[s])
-    for t in range(T):
-        hamming[t, s] = relu_networks.hamming_distance(C0, relu_networks.activation_pattern(p["X"], Wt[t, s]))
-        pdist[t, s] = relu_networks.parameter_distance(A[t, s], Wt[t, s], a0[s], W0[s])
-    for i in range(n_tau):  # one tau at a time keeps the n x n kernels small in memory
-        K0 = relu_networks.ntk(p["X"], a0[s, i], W0[s, i])
-        for t in range(1, T):
-            Kt = relu_networks.ntk(p["X"], A[t, s, i], Wt[t, s, i])
-            kdist[t, s, i] = [kernel_distance(K0[j], Kt[j]) for j in range(n_delta)]
-size0 = np.sqrt(deltas[None, :] ** 2 + 4 * taus[:, None] ** 4)[None, :, :, None]
-drift_rel = np.max(np.abs(conserved_delta(A, Wt) - conserved_delta(a0, W0)[None]) / size0, axis=(0, 1, 4))  # (tau, delta)
+M = relu_rich.live_metrics(live)  # (T, seeds, tau, delta) each
 print("GD drift of delta_k over the run, relative to sqrt(delta^2 + 4 tau^4): "
-      + ", ".join(f"tau {fixed(taus[i], 3)}: max {fixed(drift_rel[i].max(), 2)}" for i in range(n_tau)))
+      + ", ".join(f"tau {fixed(taus[i], 3)}: max {fixed(M['drift_rel'][i].max(), 2)}" for i in range(n_tau)))
 
 # %% [markdown]
 # (sec-grq-relu-rich-fig1b)=
@@ -563,8 +373,8 @@ print("GD drift of delta_k over the run, relative to sqrt(delta^2 + 4 tau^4): "
 # the parameters cell.
 
 # %%
-fig = relu_drawings.heat_rows([("test loss", test_loss.mean(1)[1:], "coolwarm", False),
-                               ("kernel distance S(0, t)", kdist.mean(1)[1:], "viridis", False)],
+fig = relu_drawings.heat_rows([("test loss", M["test_loss"].mean(1)[1:], "coolwarm", False),
+                               ("kernel distance S(0, t)", M["kdist"].mean(1)[1:], "viridis", False)],
                               taus, deltas, [f"t = {c} steps" for c in save_steps[1:]],
                               f"Paper's Fig. 1(b), reduced: d = {d}, n = {n}, h = {h}, {n_seeds} seeds, lr = {base_lr}/tau^2")
 plt.show()
@@ -574,24 +384,20 @@ plt.show()
 # the three $\delta$, and it is below `loss_margin` times the downstream run and the best large-$\tau$ (lazy) run.
 
 # %%
-small, large = 0, n_tau - 1
-L_up, L_bal, L_down = (test_loss[:, :, small, j] for j in (i_up, i_bal, i_down))  # (T, seeds)
-fastest = (L_up[i_fast] < L_bal[i_fast]) & (L_up[i_fast] < L_down[i_fast])
-lazy_floor = test_loss[:, :, large, :].min(axis=-1)  # best lazy run per checkpoint and seed
-below = L_up[i_fast] / np.minimum(L_down[i_fast], lazy_floor[i_fast]) < loss_margin
-k_fast, n_fast, text_fast = relu_checks.seed_count(fastest, "seeds")
-k_below, n_below, text_below = relu_checks.seed_count(below, "seeds")
-print(f"tau = {fixed(taus[small], 3)}: upstream has the lowest test loss of the three deltas after {t_fast} steps: {text_fast}")
+F = relu_rich.corner_flags(M, i_fast, loss_margin, kd_rich_ratio, move_margin)
+k_fast, n_fast, text_fast = relu_checks.seed_count(F["fastest"], "seeds")
+k_below, n_below, text_below = relu_checks.seed_count(F["below"], "seeds")
+print(f"tau = {fixed(taus[0], 3)}: upstream has the lowest test loss of the three deltas after {t_fast} steps: {text_fast}")
 print(f"after {t_fast} steps, upstream below {loss_margin} x min(downstream, best lazy run): {text_below}")
 
 # %% tags=["hide-input"]
 glue("fast_count", text_fast)
 _ = verified.record_count(f"Fig. 1b: at small tau, upstream learns fastest (lowest test loss after {t_fast} steps)",
                           k_fast, n_fast, rate=claim_rate, kind="same code",
-                          check=f"per seed, test loss of delta = {delta_max} vs 0 and -{delta_max} at tau = {fixed(taus[small], 3)}")
+                          check=f"per seed, test loss of delta = {delta_max} vs 0 and -{delta_max} at tau = {fixed(taus[0], 3)}")
 _ = verified.record_count(f"Fig. 1b: after {t_fast} steps small-tau upstream is below {loss_margin} x downstream and every lazy run",
                           k_below, n_below, rate=claim_rate, kind="same code",
-                          check=f"per seed; lazy: tau = {fixed(taus[large], 3)}, best of all delta")
+                          check=f"per seed; lazy: tau = {fixed(taus[-1], 3)}, best of all delta")
 
 # %% [markdown]
 # The kernel claims: at the largest $\tau$ the kernel distance stays below `kd_lazy_max` in every seed; at the
@@ -603,21 +409,11 @@ _ = verified.record_count(f"Fig. 1b: after {t_fast} steps small-tau upstream is 
 # seeds), and the balanced kernel keeps moving. The chapter only reports it.
 
 # %%
-kd_lazy = np.max(kdist[:, :, large, :])
-kd_up = kdist[i_end, :, small, i_up]
-rich = kd_up > kd_rich_ratio * np.max(kdist[:, :, large, :], axis=(0, 2))
-first = list(kdist[1, :, small])  # after the first checkpoint (10 steps), (seeds, delta)
-for s_ in range(seed + n_seeds, seed + max(n_seeds, n_seeds_first)):
-    p_ = relu_networks.teacher_student(d, n, h, n_teacher, taus[:1], deltas, s_)
-    r_ = relu_networks.gradient_descent(p_["X"], p_["y"], p_["a0"][0], p_["W0"][0], base_lr / taus[0] ** 2, [10])
-    K0_ = relu_networks.ntk(p_["X"], p_["a0"][0], p_["W0"][0])
-    K10_ = relu_networks.ntk(p_["X"], r_["a"][-1], r_["W"][-1])
-    first.append([kernel_distance(K0_[j], K10_[j]) for j in range(n_delta)])
-first = np.array(first)[:n_seeds_first]
-moves_first = (first[:, i_up] > first[:, i_bal]) & (first[:, i_up] > first[:, i_down])
-k_rich, n_rich, text_rich = relu_checks.seed_count(rich, "seeds")
-k_first, n_first, text_first = relu_checks.seed_count(moves_first, "seeds")
-print(f"largest tau = {fixed(taus[large], 3)}: max kernel distance over seeds, deltas, checkpoints {bound(kd_lazy, 5e-3)}")
+first = relu_rich.first_kernel_distances(M, live, n_seeds_first, d, n, h, n_teacher, base_lr, seed)
+k_rich, n_rich, text_rich = relu_checks.seed_count(F["rich"], "seeds")
+k_first, n_first, text_first = relu_checks.seed_count((first[:, -1] > first[:, n_delta // 2]) & (first[:, -1] > first[:, 0]), "seeds")
+kd_lazy, kd_up = F["kd_lazy"], F["kd_up"]
+print(f"largest tau = {fixed(taus[-1], 3)}: max kernel distance over seeds, deltas, checkpoints {bound(kd_lazy, 5e-3)}")
 print(f"smallest tau: the upstream kernel moves first (largest distance of the three deltas after {save_steps[1]} steps): {text_first}")
 print(f"smallest tau, upstream: kernel distance after {steps} steps above {kd_rich_ratio} x the largest lazy one: {text_rich}")
 print(f"  (reported, not asserted) above the absolute level {kd_rich_min}: "
@@ -631,28 +427,28 @@ glue("rich_count", text_rich)
 glue("kd_up_range", f"{fixed(kd_up.min(), 2)} and {fixed(kd_up.max(), 2)}")
 glue("kd_up_above", fraction(int(np.sum(kd_up > kd_rich_min)), n_seeds))
 _ = verified.record("Fig. 1b: large tau is lazy (small kernel distance) in every seed", kd_lazy < kd_lazy_max,
-                    check=f"max over {n_seeds} seeds, all delta, all checkpoints at tau = {fixed(taus[large], 3)}",
+                    check=f"max over {n_seeds} seeds, all delta, all checkpoints at tau = {fixed(taus[-1], 3)}",
                     measured=bound(kd_lazy, 5e-3), tolerance=f"{kd_lazy_max}", kind="same code")
 _ = verified.record_count("Fig. 1b: at small tau the upstream kernel moves first (rapid rich)", k_first, n_first,
                           rate=claim_rate, kind="same code",
                           check=f"per seed, kernel distance after {save_steps[1]} steps, delta = {delta_max} vs 0 and -{delta_max}")
 _ = verified.record_count(f"Fig. 1b: small-tau upstream kernel distance is above {kd_rich_ratio:g} x the largest lazy one",
                           k_rich, n_rich, rate=claim_rate, kind="same code",
-                          check=f"per seed, after {steps} steps, against the largest kernel distance at tau = {fixed(taus[large], 3)}")
+                          check=f"per seed, after {steps} steps, against the largest kernel distance at tau = {fixed(taus[-1], 3)}")
 
 # %% [markdown]
 # The live ranking over the checkpoints (reported, not asserted): in how many seeds small-$\tau$ upstream is below
 # balanced, downstream and the best lazy run, and the median train losses.
 
 # %%
-train_loss = np.stack([relu_networks.mse(p["X"], p["y"], A[:, s], Wt[:, s]) for s, p in enumerate(probs)], axis=1)
-print(f"upstream at tau = {fixed(taus[small], 3)} has a lower test loss than (balanced / downstream / best lazy run):")
-for t in range(1, T):
-    counts = [fraction(int(np.sum(L_up[t] < other[t])), n_seeds) for other in (L_bal, L_down, lazy_floor)]
-    print(f"  after {save_steps[t]:>6} steps: " + " / ".join(counts) + " seeds")
-tr_up, tr_bal = (np.median(train_loss[:, :, small, j], axis=1) for j in (i_up, i_bal))
-print("median train loss at tau = " + fixed(taus[small], 3) + ", upstream / balanced: "
-      + "; ".join(f"{save_steps[t]} steps {tr_up[t]:.0e} / {tr_bal[t]:.0e}" for t in range(1, T)))
+L_up, L_bal, L_down, lazy_floor = F["L_up"], F["L_bal"], F["L_down"], F["lazy_floor"]
+print(f"upstream at tau = {fixed(taus[0], 3)} has a lower test loss than (balanced / downstream / best lazy run):")
+for t in range(1, len(save_steps)):
+    print(f"  after {save_steps[t]:>6} steps: " + " / ".join(
+        fraction(int(np.sum(L_up[t] < other[t])), n_seeds) for other in (L_bal, L_down, lazy_floor)) + " seeds")
+tr_up, tr_bal = (np.median(M["train_loss"][:, :, 0, j], axis=1) for j in (-1, n_delta // 2))
+print("median train loss at tau = " + fixed(taus[0], 3) + ", upstream / balanced: "
+      + "; ".join(f"{save_steps[t]} steps {tr_up[t]:.0e} / {tr_bal[t]:.0e}" for t in range(1, len(save_steps))))
 
 # %% tags=["hide-input"]
 glue("end_up_below_bal", fraction(int(np.sum(L_up[i_end] < L_bal[i_end])), n_seeds))
@@ -669,7 +465,7 @@ glue("train_bal_end", f"{tr_bal[i_end]:.0e}")
 # below balanced in {glue:text}`end_up_below_bal` seeds (and below downstream in {glue:text}`end_up_below_down`).
 # The ranking depends on the size and the horizon: the stored size study at the end of this chapter
 # ({ref}`the end ranking against the size <grq-sizes>`) finds {glue:text}`s_summary`. At the paper's size upstream is
-# ahead at 1000 steps, but at 10,000 steps the ranking is not decided (balanced ends lower in
+# ahead at {glue:text}`g_H` steps, but at {glue:text}`s_H` steps the ranking is not decided (balanced ends lower in
 # {glue:text}`s_paper_bal_wins` seeds), so the reversal is not shown to be only a property of the reduced size (this cell prints the live counts at whatever size it
 # is run; `-p d 16 -p n 150` is inside the stated range). The chapter
 # asserts the speed claims (and the margin at `t_fast`) live and reports the live end-of-training ranking; the
@@ -693,22 +489,8 @@ glue("train_bal_end", f"{tr_bal[i_end]:.0e}")
 # ```
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), layout="constrained")
-styles = {i_up: (plotting.GLOBAL, "upstream"), i_bal: (plotting.SADDLE, "balanced"), i_down: (plotting.LOCAL, "downstream")}
-for i, ls in ((small, "-"), (large, ":")):
-    for j, (col, name) in styles.items():
-        axes[0].plot(pdist[1:, :, i, j].mean(1), hamming[1:, :, i, j].mean(1), ls, color=col, marker="o", ms=3,
-                     label=f"{name} (delta {fixed(deltas[j], 2)}), tau {fixed(taus[i], 2)}")
-axes[0].set_xscale("log")
-axes[0].set_xlabel("parameter distance from init (seed mean)")
-axes[0].set_ylabel("Hamming distance of patterns (fraction)")
-axes[0].set_title("trajectories over the checkpoints")
-axes[0].legend(fontsize=7)
-for ax, vals, lab in ((axes[1], hamming, "Hamming distance"), (axes[2], pdist, "parameter distance")):
-    v = vals[i_end].mean(0)
-    fig.colorbar(relu_drawings.heat_map(ax, v, taus, deltas, f"{lab} after {steps} steps", None, v.min(), v.max()),
-                 ax=ax)
-fig.suptitle("Paper's Fig. 5(b), reduced (same runs as Fig. 1b above)")
+fig = relu_drawings.fig5b_figure(taus, deltas, M["hamming"], M["pdist"], steps,
+                                 "Paper's Fig. 5(b), reduced (same runs as Fig. 1b above)")
 plt.show()
 
 # %% [markdown]
@@ -716,10 +498,9 @@ plt.show()
 # than downstream, while downstream moves at least `move_margin` times farther in parameter space.
 
 # %%
-ham_up, ham_down = hamming[i_end, :, small, i_up], hamming[i_end, :, small, i_down]
-pd_up, pd_down = pdist[i_end, :, small, i_up], pdist[i_end, :, small, i_down]
-k5, n5, text5 = relu_checks.seed_count((ham_up > move_margin * ham_down) & (pd_down > move_margin * pd_up), "seeds")
-print(f"tau = {fixed(taus[small], 3)} after {steps} steps: upstream Hamming > {move_margin} x downstream and downstream "
+ham_up, ham_down, pd_up, pd_down = F["ham_up"], F["ham_down"], F["pd_up"], F["pd_down"]
+k5, n5, text5 = relu_checks.seed_count(F["fig5b"], "seeds")
+print(f"tau = {fixed(taus[0], 3)} after {steps} steps: upstream Hamming > {move_margin} x downstream and downstream "
       f"parameter distance > {move_margin} x upstream: {text5}")
 
 # %% tags=["hide-input"]
@@ -742,26 +523,8 @@ _ = verified.record_count(f"Fig. 5b: small-tau upstream changes {move_margin:g} 
 # downstream neuron turned far more than the other 49. The claim is now stated for medians.
 
 # %%
-p2 = relu_networks.teacher_student(2, 20, 50, n_teacher, [0.1], [-1.0, 1.0], seed)
-snap = list(range(0, fig1a_steps + 1, max(1, fig1a_steps // 100)))
-r2 = relu_networks.gradient_descent(p2["X"], p2["y"], p2["a0"][0], p2["W0"][0], 0.05, snap)
-fig, axes = plt.subplots(1, 2, figsize=(10, 5), layout="constrained")
-for ax, j, name in ((axes[0], 1, "upstream, delta = 1"), (axes[1], 0, "downstream, delta = -1")):
-    B = np.abs(r2["a"][:, j, :, None]) * r2["W"][:, j]  # (T, h, 2)
-    for k in range(B.shape[1]):
-        ax.plot(B[:, k, 0], B[:, k, 1], color=plotting.NEUTRAL, lw=0.6, alpha=0.6)
-        ax.plot(B[-1, k, 0], B[-1, k, 1], "o", ms=3, color=plotting.MAXIMA if r2["a"][-1, j, k] > 0 else plotting.LOCAL)
-    lim = 1.15 * np.max(np.abs(B))
-    for wk, ak in zip(p2["W_star"], p2["a_star"]):
-        ax.plot([0, 2 * lim * wk[0]], [0, 2 * lim * wk[1]], "--", color=plotting.MAXIMA if ak > 0 else plotting.LOCAL, lw=1)
-    circ = np.linspace(0, 2 * np.pi, 200)
-    ax.plot(0.01 * np.cos(circ), 0.01 * np.sin(circ), color="k", lw=0.8)
-    ax.set_xlim(-lim, lim)
-    ax.set_ylim(-lim, lim)
-    ax.set_aspect("equal")
-    ax.set_title(f"Fig. 1(a) style: tau = 0.1, {name}\n(dots: readout > 0 blue, < 0 red; dashed: teacher)")
-    ax.set_xlabel(r"$|a_k|\,w_{k,1}$")
-    ax.set_ylabel(r"$|a_k|\,w_{k,2}$")
+fig1a = relu_rich.fig1a_runs(n_teacher, list(range(seed, seed + n_seeds_fig1a)), fig1a_steps)
+fig = relu_drawings.fig1a_figure(fig1a["problem"], fig1a["run"])
 plt.show()
 
 # %% [markdown]
@@ -769,11 +532,7 @@ plt.show()
 # (`relu_checks.direction_turn`) exceeds 10 times the downstream one.
 
 # %%
-ps2 = [relu_networks.teacher_student(2, 20, 50, n_teacher, [0.1], [-1.0, 1.0], s_) for s_ in range(seed, seed + n_seeds_fig1a)]
-r2s = relu_networks.gradient_descent(np.stack([q["X"] for q in ps2])[:, None], np.stack([q["y"] for q in ps2])[:, None],
-                                     np.stack([q["a0"][0] for q in ps2]), np.stack([q["W0"][0] for q in ps2]), 0.05,
-                                     [0, fig1a_steps])
-med_turn = relu_checks.direction_turn(r2s["W"][0], r2s["W"][-1])  # (seeds, delta)
+med_turn = fig1a["turn"]  # (seeds, delta): delta = -1, 1
 k1a, n1a, text1a = relu_checks.seed_count(med_turn[:, 1] > 10 * med_turn[:, 0], "seeds")
 print(f"median turn of upstream directions > 10 x the median downstream turn: {text1a}")
 
@@ -827,7 +586,7 @@ _ = verified.record_count("Fig. 1a: upstream first-layer directions turn, downst
 # changes by exactly one and the parity flips.
 # ```
 #
-# The checks treat the torch network below as the independent reference. The claims are:
+# The checks treat the torch network (`relu_reference.torch_mlp`) as the independent reference. The claims are:
 #
 # - homogeneity, $f(sx) = sf(x)$ for $s \in \{0.1, 0.5, 2, 10\}$ at `surf_n_points` random points, holds to
 #   `homog_tol` relative without biases and fails by more than `bias_break_min` with biases;
@@ -845,19 +604,6 @@ _ = verified.record_count("Fig. 1a: upstream first-layer directions turn, downst
 #   item 3's assumption fails there. The grid has an even number of points per side, so the origin is not a grid
 #   point.
 
-# %%
-def torch_mlp(X, layers):
-    """Independent reference (torch): the deep ReLU network's output and its input gradient by autograd."""
-    xt = torch.tensor(X, requires_grad=True)
-    z = xt
-    for W_, c_ in layers[:-1]:
-        z = torch.relu(z @ torch.tensor(W_).T + torch.tensor(c_))
-    W_, c_ = layers[-1]
-    out = (z @ torch.tensor(W_).T + torch.tensor(c_))[:, 0]
-    (grad,) = torch.autograd.grad(out.sum(), xt)
-    return out.detach().numpy(), grad.numpy()
-
-
 # %% [markdown]
 # Homogeneity and cones: $f(sx)$ against $sf(x)$ and the patterns of $x$ and $sx$, with and without biases.
 
@@ -866,50 +612,31 @@ nets = {bias: relu_surface.init_mlp(2, surf_widths, surf_seed, bias=bias) for bi
 rng_s = np.random.default_rng([surf_seed, 9])
 X_s = rng_s.uniform(-surf_box, surf_box, (surf_n_points, 2))
 scales = [0.1, 0.5, 2.0, 10.0]
-homog, cones = {}, {}
-for bias, layers in nets.items():
-    f0 = torch_mlp(X_s, layers)[0]
-    P0 = relu_surface.forward(X_s, layers)[1]
-    ref = np.abs(f0).max()
-    homog[bias] = max(float(np.abs(torch_mlp(s * X_s, layers)[0] - s * f0).max() / (s * ref)) for s in scales)
-    same_cone = [int(np.all(relu_surface.forward(s * X_s, layers)[1] == P0, axis=1).sum()) for s in scales]
-    cones[bias] = sum(same_cone) / (surf_n_points * len(scales))
-    if not bias:
-        n_cone_same = sum(same_cone)
-print(f"no biases: max |f(s x) - s f(x)| / (s max|f|) {bound(homog[False], homog_tol)}; patterns constant along "
-      f"rays: {yes_no(cones[False] == 1.0, 'all points, all s')}")
+hom = relu_surface_checks.homogeneity(nets, X_s, scales)
+print(f"no biases: max |f(s x) - s f(x)| / (s max|f|) {bound(hom[False]['homog'], homog_tol)}; patterns constant "
+      f"along rays: {yes_no(hom[False]['cones'] == 1.0, 'all points, all s')}")
 print(f"biases: max |f(s x) - s f(x)| / (s max|f|) above {bias_break_min:g}: "
-      f"{yes_no(homog[True] > bias_break_min)}; patterns constant along rays: {yes_no(cones[True] == 1.0)}")
+      f"{yes_no(hom[True]['homog'] > bias_break_min)}; patterns constant along rays: {yes_no(hom[True]['cones'] == 1.0)}")
 
 # %% tags=["hide-input"]
-_ = verified.record("App. C.1: without biases f(s x) = s f(x) (positively homogeneous)", homog[False] < homog_tol,
+_ = verified.record("App. C.1: without biases f(s x) = s f(x) (positively homogeneous)", hom[False]["homog"] < homog_tol,
                     check=f"torch network, {surf_n_points} points in [-{surf_box:g}, {surf_box:g}]^2, s in {scales}",
-                    measured=bound(homog[False], PRINT["homog"]), tolerance=f"{homog_tol:.0e} (relative)", kind="independent")
-_ = verified.record("App. C.1: without biases the regions are cones (pattern constant along rays)", cones[False] == 1.0,
+                    measured=bound(hom[False]["homog"], PRINT["homog"]), tolerance=f"{homog_tol:.0e} (relative)",
+                    kind="independent")
+_ = verified.record("App. C.1: without biases the regions are cones (pattern constant along rays)", hom[False]["cones"] == 1.0,
                     check="activation patterns of x and s x, the same points and s",
-                    measured=f"{n_cone_same}/{surf_n_points * len(scales)} (point, s) pairs keep their pattern",
+                    measured=f"{hom[False]['same']}/{surf_n_points * len(scales)} (point, s) pairs keep their pattern",
                     tolerance="all", kind="same code")
-_ = verified.record("App. C.1: with biases f is not homogeneous", homog[True] > bias_break_min,
+_ = verified.record("App. C.1: with biases f is not homogeneous", hom[True]["homog"] > bias_break_min,
                     check="the same points and s, the network with biases (same weights)",
-                    measured=f"largest relative deviation {homog[True]:.2g}", tolerance=f"> {bias_break_min:g}",
+                    measured=f"largest relative deviation {hom[True]['homog']:.2g}", tolerance=f"> {bias_break_min:g}",
                     kind="independent")
 
 # %% [markdown]
 # The affine extrapolation inside a region, and `local_affine` against the autograd gradient.
 
 # %%
-aff_err, ga_err, n_pairs = 0.0, 0.0, 0
-for bias, layers in nets.items():
-    f_x, g_x = torch_mlp(X_s, layers)
-    Y_s = X_s + 1e-3 * surf_box * rng_s.standard_normal(X_s.shape)
-    f_y = torch_mlp(Y_s, layers)[0]
-    same = np.all(relu_surface.forward(Y_s, layers)[1] == relu_surface.forward(X_s, layers)[1], axis=1)
-    scale_f = 1.0 + np.abs(f_x).max()
-    aff_err = max(aff_err, float(np.abs(f_y - f_x - np.sum(g_x * (Y_s - X_s), axis=1))[same].max() / scale_f))
-    g_pkg, e_pkg = relu_surface.local_affine(X_s, layers)
-    ga_err = max(ga_err, float(np.abs(g_pkg - g_x).max() / (1 + np.abs(g_x).max())),
-                 float(np.abs(np.sum(g_pkg * X_s, axis=1) + e_pkg - f_x).max() / scale_f))
-    n_pairs += int(same.sum())
+aff_err, ga_err, n_pairs = relu_surface_checks.affine(nets, X_s, rng_s, 1e-3 * surf_box)
 print(f"{n_pairs} pairs (x, y) in one region: |f(y) - f(x) - grad f(x).(y - x)| {bound(aff_err, affine_tol)}; "
       f"local_affine vs autograd {bound(ga_err, affine_tol)}")
 
@@ -929,73 +656,38 @@ _ = verified.record("Eq. (grq-eq-region): local_affine = autograd gradient and o
 # of the cones: a piece there may flip many neurons at once; everywhere else a crossing must flip one.
 
 # %%
-g1s = np.linspace(-surf_box, surf_box, surf_grid)
-GX, GY = np.meshgrid(g1s, g1s)
-grid_pts = np.stack([GX, GY], axis=-1)
-maps, flip_stats = {}, {}
-for bias, layers in nets.items():
-    f_g, P_g = relu_surface.forward(grid_pts, layers)
-    one, one_ok, pair_a, pair_b = relu_surface.neighbour_pairs(grid_pts, P_g)
-    seg_a = np.concatenate([pair_a, rng_s.uniform(-surf_box, surf_box, (surf_n_segments, 2))])
-    seg_b = np.concatenate([pair_b, rng_s.uniform(-surf_box, surf_box, (surf_n_segments, 2))])
-    flips, where = relu_surface.boundary_flips(seg_a, seg_b, layers, tol=1e-10, relative=True)
-    apex = np.linalg.norm(where, axis=1) < 1e-8 * surf_box if not bias else np.zeros(flips.size, dtype=bool)
-    n_regions = len({row.tobytes() for row in np.packbits(P_g.reshape(-1, P_g.shape[-1]), axis=1)})
-    maps[bias] = dict(f=f_g, parity=np.sum(P_g, axis=-1) % 2)
-    flip_stats[bias] = dict(one=one, one_ok=one_ok, n_multi=len(pair_a), flips=flips[~apex], regions=n_regions)
-    print(f"{'biases' if bias else 'no biases'}: {n_regions} activation regions meet the grid; {one} neighbour pairs "
-          f"differ in one neuron, parities differ: {yes_no(one_ok)}; {len(pair_a)} pairs differ in more and with "
-          f"{surf_n_segments} random segments are bisected: {int(np.sum(~apex))} crossings away from the origin, "
-          f"{int(np.sum(flips[~apex] == 1))} of them flip one neuron"
-          + ("" if np.any(~apex) else " (no boundary meets the box)")
-          + ("" if bias else f"; {int(apex.sum())} pieces at the origin"))
+surface = relu_surface_checks.two_colouring(nets, surf_box, surf_grid, surf_n_segments, rng_s)
+for bias in (True, False):
+    s_ = surface[bias]
+    print(f"{'biases' if bias else 'no biases'}: {s_['regions']} activation regions meet the grid; {s_['one']} neighbour "
+          f"pairs differ in one neuron, parities differ: {yes_no(s_['one_ok'])}; {s_['n_multi']} pairs differ in more "
+          f"and with {surf_n_segments} random segments are bisected: {s_['flips'].size} crossings away from the "
+          f"origin, {int(np.sum(s_['flips'] == 1))} of them flip one neuron"
+          + ("" if s_["flips"].size else " (no boundary meets the box)") + ("" if bias else f"; {s_['apex']} pieces at the origin"))
 
 # %% tags=["hide-input"]
-one_all = all(s["one_ok"] for s in flip_stats.values())
-n_cross_all = sum(s["flips"].size for s in flip_stats.values())
-n_single = sum(int(np.sum(s["flips"] == 1)) for s in flip_stats.values())
-flips_all = n_single == n_cross_all and flip_stats[False]["flips"].size > 0
+n_cross_all = sum(surface[b]["flips"].size for b in (True, False))
+n_single = sum(int(np.sum(surface[b]["flips"] == 1)) for b in (True, False))
 glue("flip_count", fraction(n_single, n_cross_all))
-_ = verified.record("Prop. C.2: neighbouring grid cells one neuron apart differ in parity", one_all,
+_ = verified.record("Prop. C.2: neighbouring grid cells one neuron apart differ in parity",
+                    surface[True]["one_ok"] and surface[False]["one_ok"],
                     check=f"{surf_grid} x {surf_grid} grid of [-{surf_box:g}, {surf_box:g}]^2, both networks "
                           "(arithmetic: one flip changes the count by 1)",
-                    measured=f"{sum(s['one'] for s in flip_stats.values())} pairs, all differ", tolerance="all",
+                    measured=f"{surface[True]['one'] + surface[False]['one']} pairs, all differ", tolerance="all",
                     kind="identity")
-_ = verified.record("Prop. C.2: every boundary crossing flips exactly one neuron", flips_all,
+_ = verified.record("Prop. C.2: every boundary crossing flips exactly one neuron",
+                    n_single == n_cross_all and surface[False]["flips"].size > 0,
                     check="bisection to 1e-10 (relative to |x|) of the grid pairs differing in >= 2 neurons and of random "
                           "segments (without biases: away from the origin, where all pre-activations vanish)",
                     measured=f"{fraction(n_single, n_cross_all)} crossings flip one neuron "
-                             f"({flip_stats[True]['flips'].size} with biases)",
+                             f"({surface[True]['flips'].size} with biases)",
                     tolerance="all", kind="same code")
 
 # %% [markdown]
 # The surfaces, coloured by the parity of the active neurons, and their top views.
 
 # %%
-parity_cmap = ListedColormap(["#f0e6d2", "#5b7fa6"])  # even, odd number of active neurons
-fig = plt.figure(figsize=(13, 11))
-sub = slice(None, None, 2)
-for col, bias in enumerate((True, False)):
-    m_ = maps[bias]
-    ax = fig.add_subplot(2, 2, col + 1, projection="3d", computed_zorder=False)
-    ax.plot_surface(GX[sub, sub], GY[sub, sub], m_["f"][sub, sub], facecolors=parity_cmap(m_["parity"][sub, sub]),
-                    rstride=1, cstride=1, linewidth=0, antialiased=False, shade=False)
-    ax.set_xlabel("$x_1$")
-    ax.set_ylabel("$x_2$")
-    ax.set_zlabel("$f(x)$")
-    ax.view_init(elev=30, azim=-60)
-    ax.set_title(("with biases" if bias else "without biases") + ": the surface, coloured by parity")
-    ax2 = fig.add_subplot(2, 2, col + 3)
-    ax2.imshow(m_["parity"], origin="lower", extent=[-surf_box, surf_box, -surf_box, surf_box], cmap=parity_cmap,
-               interpolation="nearest")
-    ax2.contour(GX, GY, m_["f"], levels=12, colors="k", linewidths=0.6)
-    ax2.scatter([0], [0], color=plotting.LOCAL, s=25, zorder=5)
-    ax2.set_xlabel("$x_1$")
-    ax2.set_ylabel("$x_2$")
-    ax2.set_title(f"top view: {flip_stats[bias]['regions']} regions (polytopes)" if bias else
-                  f"top view: {flip_stats[bias]['regions']} regions (cones from the origin, red dot)")
-fig.suptitle(f"Paper's Fig. 9: a ReLU network with hidden widths {list(surf_widths)} at initialization "
-             "(colour: parity of the active neurons; lines: level sets of f)")
+fig = relu_drawings.fig9_figure(surface, surf_box, surf_widths)
 plt.show()
 
 # %% [markdown]
@@ -1024,43 +716,26 @@ plt.show()
 # another invocation of the tool with another batching, and must agree wherever both have a checkpoint.
 
 # %%
-G, g_manifest = relu_checks.load_stored(data_dir("relu_grid"), "grid.npz")  # checksums verified, every run complete
-g_steps, g_taus, g_deltas, g_seeds = G["steps"], G["taus"], G["deltas"], G["seeds"]
-g_set = g_manifest["settings"]
-H = int(g_steps[-1])  # the stored horizon
-gi_small, gi_large = 0, len(g_taus) - 1
-gi_up, gi_bal, gi_down = len(g_deltas) - 1, len(g_deltas) // 2, 0
-assert g_deltas[gi_bal] == 0.0 and g_deltas[gi_up] == -g_deltas[gi_down] > 0
+G, g_manifest = relu_checks.load_stored(stored.data_dir("relu_grid"), "grid.npz")  # checksums verified, every run complete
+g_set, g_taus, g_deltas, g_seeds = g_manifest["settings"], G["taus"], G["deltas"], G["seeds"]
+H = int(G["steps"][-1])  # the stored horizon
 print(f"stored grid (book/data/relu_grid): d = {g_set['d']}, n = {g_set['n']}, h = {g_set['h']}, {len(g_taus)} x {len(g_deltas)} "
       f"(tau, delta), {len(g_seeds)} seeds, {H} GD steps (the paper: {g_manifest['paper_steps']}), checkpoints "
-      f"{g_steps.tolist()}; made by '{g_manifest['provenance']['command']}'")
+      f"{G['steps'].tolist()}; made by '{g_manifest['provenance']['command']}'")
 
 # %% tags=["hide-input"]
-glue("g_d", str(g_set["d"]))
-glue("g_n", str(g_set["n"]))
-glue("g_grid", f"{len(g_taus)} x {len(g_deltas)}")
-glue("g_seeds", f"{len(g_seeds)} ({int(g_seeds[0])} to {int(g_seeds[-1])})")
-glue("g_H", str(H))
-glue("g_paper_H", str(g_manifest["paper_steps"]))
-glue("g_wall", f"{g_manifest['provenance']['wall_seconds'] / 60:.0f} minutes")
+for key, text in dict(g_d=g_set["d"], g_n=g_set["n"], g_grid=f"{len(g_taus)} x {len(g_deltas)}", g_H=H,
+                      g_seeds=f"{len(g_seeds)} ({int(g_seeds[0])} to {int(g_seeds[-1])})", g_paper_H=g_manifest["paper_steps"],
+                      g_wall=f"{g_manifest['provenance']['wall_seconds'] / 60:.0f} minutes").items():
+    glue(key, str(text))
 
 # %% [markdown]
 # The slice re-executed: the first checkpoints of one seed at the grid's corners and centre, every metric.
 
 # %%
 GRID_SLICE_PRINT = 1e-11  # printed bound of the slice, under grid_slice_tol
-sl_t = sorted({gi_small, len(g_taus) // 2, gi_large})
-sl_d = sorted({gi_down, gi_bal, gi_up})
-sl_cps = [int(s) for s in g_steps if s <= grid_slice_steps]
-sl_settings = dict(g_set, taus=[float(g_taus[i]) for i in sl_t], deltas=[float(g_deltas[j]) for j in sl_d],
-                   seeds=[int(g_seeds[0])])
-live_slice = train_grid(sl_settings, [int(g_seeds[0])], sl_cps)
-grid_slice_err = 0.0
-for m in METRIC_NAMES:
-    stored_m = G[m][: len(sl_cps), 0][np.ix_(range(len(sl_cps)), sl_t, sl_d)]
-    scale = np.maximum(np.abs(stored_m), 1e-12)
-    grid_slice_err = max(grid_slice_err, float(np.max(np.abs(live_slice[m][:, 0] - stored_m) / scale)))
-print(f"seed {int(g_seeds[0])}, {len(sl_t) * len(sl_d)} grid points, checkpoints {sl_cps} re-executed: largest relative "
+grid_slice_err, sl_cps, sl_points = relu_stored.grid_slice_error(G, g_set, grid_slice_steps)
+print(f"seed {int(g_seeds[0])}, {sl_points} grid points, checkpoints {sl_cps} re-executed: largest relative "
       f"difference of the five metrics to the stored values {bound(grid_slice_err, GRID_SLICE_PRINT)}")
 
 # %% tags=["hide-input"]
@@ -1076,71 +751,54 @@ _ = verified.record("the stored paper-scale grid is reproduced by the package (f
 # stored horizon, and Fig. 10 (ten times longer, with the Hamming and parameter distances and the train loss).
 
 # %%
-FIG1B_CPS = sorted({c for c in (10, H // 20, H // 10) if c in g_steps})  # Fig. 1(b): up to a tenth of the stored horizon
-FIG10_CPS = sorted({c for c in (10, H // 10, H // 2, H) if c in g_steps})  # Fig. 10: ten times longer
-for cps, metrics, title in (
-        (FIG1B_CPS, [("test_loss", "test loss", "coolwarm", True), ("kernel_distance", "kernel distance", "viridis", False)],
-         f"Fig. 1(b) at the paper's grid (stored): d = {g_set['d']}, n = {g_set['n']}, {len(g_seeds)} seeds, "
-         f"lr = {g_set['base_lr']}/tau^2, up to {FIG1B_CPS[-1]} steps"),
-        (FIG10_CPS, [("test_loss", "test loss", "coolwarm", True), ("kernel_distance", "kernel distance", "viridis", False),
-                     ("hamming", "Hamming distance", "magma", False), ("param_distance", "parameter distance", "cividis", False),
-                     ("train_loss", "train loss", "coolwarm", True)],
-         f"Fig. 10 at the paper's grid (stored): the rows of Fig. 1(b), the Hamming and parameter distances and the "
-         f"train loss, to {H} steps (ten times Fig. 1(b)'s)")):
-    cols = [relu_checks.step_index(g_steps, c) for c in cps]
-    relu_drawings.heat_rows([(label, G[m].mean(axis=1)[cols], cmap, log) for m, label, cmap, log in metrics],
-                            g_taus, g_deltas, [f"t = {c}" for c in cps], title)
-    plt.show()
+FIG1B_CPS = sorted({c for c in (10, H // 20, H // 10) if c in G["steps"]})  # Fig. 1(b): up to a tenth of the stored horizon
+FIG10_CPS = sorted({c for c in (10, H // 10, H // 2, H) if c in G["steps"]})  # Fig. 10: ten times longer
+relu_drawings.stored_heat_rows(G, FIG1B_CPS, ["test_loss", "kernel_distance"],
+                               f"Fig. 1(b) at the paper's grid (stored): d = {g_set['d']}, n = {g_set['n']}, {len(g_seeds)} "
+                               f"seeds, lr = {g_set['base_lr']}/tau^2, up to {FIG1B_CPS[-1]} steps")
+plt.show()
+relu_drawings.stored_heat_rows(G, FIG10_CPS, list(relu_drawings.STORED_ROWS),
+                               f"Fig. 10 at the paper's grid (stored): the rows of Fig. 1(b), the Hamming and parameter "
+                               f"distances and the train loss, to {H} steps (ten times Fig. 1(b)'s)")
+plt.show()
 
 # %% [markdown]
 # The counts over the stored seeds, with their Wilson intervals.
 
 # %%
-gT_fast, gT_tenth, gT_end = relu_checks.step_index(g_steps, t_fast), relu_checks.step_index(g_steps, H // 10), len(g_steps) - 1
-TL = G["test_loss"][:, :, gi_small]  # (T, seeds, delta) at the smallest tau
-g_fastest = (TL[gT_fast, :, gi_up] < TL[gT_fast, :, gi_bal]) & (TL[gT_fast, :, gi_up] < TL[gT_fast, :, gi_down])
-g_fastest_all = TL[gT_fast].argmin(axis=1) == gi_up  # lowest of every delta of the grid
-g_kd_lazy = float(G["kernel_distance"][:, :, gi_large].max())
-ham_g, pdist_g = G["hamming"][gT_end, :, gi_small], G["param_distance"][gT_end, :, gi_small]
-g_fig5b = (ham_g[:, gi_up] > move_margin * ham_g[:, gi_down]) & (pdist_g[:, gi_down] > move_margin * pdist_g[:, gi_up])
-g_half = relu_checks.step_index(g_steps, H // 2)
-ham_h, pdist_h = G["hamming"][g_half, :, gi_small], G["param_distance"][g_half, :, gi_small]
-g_fig5b_half = (ham_h[:, gi_up] > move_margin * ham_h[:, gi_down]) & (pdist_h[:, gi_down] > move_margin * pdist_h[:, gi_up])
-g_end_up_bal = TL[gT_end, :, gi_up] < TL[gT_end, :, gi_bal]
-g_end_up_all = TL[gT_end].argmin(axis=1) == gi_up
-mean_end = G["test_loss"][gT_end].mean(axis=0)  # (tau, delta), the seed mean the heat map shows
-best_t, best_d = np.unravel_index(int(mean_end.argmin()), mean_end.shape)
-train_drop = np.median(G["train_loss"][gT_tenth, :, gi_small, gi_up] / G["train_loss"][gT_end, :, gi_small, gi_up])
-test_move = np.median(np.abs(G["test_loss"][gT_end] / G["test_loss"][gT_tenth] - 1), axis=0)  # (tau, delta)
+GC = relu_stored.grid_counts(G, t_fast, move_margin)
+counts = {k: relu_checks.seed_count(GC[k], "seeds")
+          for k in ("fastest", "fastest_all", "fig5b", "fig5b_half", "end_up_bal", "end_up_all")}
 
 # %% tags=["hide-input"]
-glue("g_fig5b_half", relu_checks.seed_count(g_fig5b_half, "seeds")[2])
-print(f"stored grid, {len(g_seeds)} seeds (a stored count needs {MIN_STORED}): counts with 95 % Wilson intervals")
-print(f"  tau = {fixed(g_taus[gi_small], 3)}, after {t_fast} steps: upstream below balanced and downstream "
-      f"{glue('g_fastest', relu_checks.seed_count(g_fastest, 'seeds')[2])}; the lowest of all {len(g_deltas)} deltas "
-      f"{glue('g_fastest_all', relu_checks.seed_count(g_fastest_all, 'seeds')[2])}")
-print(f"  tau = {fixed(g_taus[gi_large], 3)}: largest kernel distance over seeds, deltas and checkpoints "
-      f"{glue('g_kd_lazy', f'{g_kd_lazy:.1e}')}")  # stored data: the same digits everywhere
-print(f"  Fig. 5b at tau = {fixed(g_taus[gi_small], 3)}, step {H}: Hamming up > {move_margin:g} x down and parameter "
-      f"distance down > {move_margin:g} x up {glue('g_fig5b', relu_checks.seed_count(g_fig5b, 'seeds')[2])}")
-print(f"  end ranking at tau = {fixed(g_taus[gi_small], 3)}, step {H}: upstream below balanced "
-      f"{glue('g_end_up_bal', relu_checks.seed_count(g_end_up_bal, 'seeds')[2])}; upstream the lowest of all deltas "
-      f"{glue('g_end_up_all', relu_checks.seed_count(g_end_up_all, 'seeds')[2])}")
+g_text = {k: c[2] for k, c in counts.items()}
+glue("g_fig5b_half", g_text["fig5b_half"])
+print(f"stored grid, {len(g_seeds)} seeds (a stored count needs {inference.MIN_STORED}): counts with 95 % Wilson intervals")
+print(f"  tau = {fixed(g_taus[0], 3)}, after {t_fast} steps: upstream below balanced and downstream "
+      f"{glue('g_fastest', g_text['fastest'])}; the lowest of all {len(g_deltas)} deltas "
+      f"{glue('g_fastest_all', g_text['fastest_all'])}")
+print(f"  tau = {fixed(g_taus[-1], 3)}: largest kernel distance over seeds, deltas and checkpoints "
+      f"{glue('g_kd_lazy', format(GC['kd_lazy'], '.1e'))}")  # stored data: the same digits everywhere
+print(f"  Fig. 5b at tau = {fixed(g_taus[0], 3)}, step {H}: Hamming up > {move_margin:g} x down and parameter "
+      f"distance down > {move_margin:g} x up {glue('g_fig5b', g_text['fig5b'])}")
+print(f"  end ranking at tau = {fixed(g_taus[0], 3)}, step {H}: upstream below balanced "
+      f"{glue('g_end_up_bal', g_text['end_up_bal'])}; upstream the lowest of all deltas "
+      f"{glue('g_end_up_all', g_text['end_up_all'])}")
 print(f"  lowest seed-mean test loss of the portrait at step {H}: tau = "
-      f"{glue('g_best_tau', fixed(g_taus[best_t], 3))}, delta = {glue('g_best_delta', fixed(g_deltas[best_d], 3))}")
+      f"{glue('g_best_tau', fixed(g_taus[GC['best'][0]], 3))}, delta = {glue('g_best_delta', fixed(g_deltas[GC['best'][1]], 3))}")
 print(f"  from step {H // 10} to {H} (Fig. 10's tenfold horizon), small-tau upstream: median train-loss drop "
-      f"x {glue('g_train_drop', f'{train_drop:.2g}')}; median relative change of the test loss over the grid "
-      f"{glue('g_test_move_med', fixed(float(np.median(test_move)), 2))} (largest cell "
-      f"{glue('g_test_move_max', fixed(float(test_move.max()), 2))})")
-_ = verified.record_count(f"stored grid (paper scale): at tau = {fixed(g_taus[gi_small], 2)} upstream learns fastest "
-                          f"(lowest test loss of delta = -1, 0, 1 after {t_fast} steps)", int(g_fastest.sum()), g_fastest.size,
+      f"x {glue('g_train_drop', format(GC['train_drop'], '.2g'))}; median relative change of the test loss over the grid "
+      f"{glue('g_test_move_med', fixed(float(np.median(GC['test_move'])), 2))} (largest cell "
+      f"{glue('g_test_move_max', fixed(float(GC['test_move'].max()), 2))})")
+_ = verified.record_count(f"stored grid (paper scale): at tau = {fixed(g_taus[0], 2)} upstream learns fastest "
+                          f"(lowest test loss of delta = -1, 0, 1 after {t_fast} steps)", *counts["fastest"][:2],
                           rate=claim_rate, kind="stored data", check="per stored seed, from book/data/relu_grid")
-_ = verified.record_count(f"stored grid (paper scale), Fig. 5b: at tau = {fixed(g_taus[gi_small], 2)} upstream changes more "
-                          f"patterns and moves less than downstream (by {move_margin:g}x, step {H})", int(g_fig5b.sum()),
-                          g_fig5b.size, rate=claim_rate, kind="stored data", check="per stored seed, from book/data/relu_grid")
-_ = verified.record(f"stored grid (paper scale): at tau = {fixed(g_taus[gi_large], 2)} the kernel distance stays below kd_lazy_max",
-                    g_kd_lazy < kd_lazy_max, check="largest over the stored seeds, every delta and checkpoint",
-                    measured=f"{g_kd_lazy:.1e}", tolerance=f"< {kd_lazy_max:g}", kind="stored data")
+_ = verified.record_count(f"stored grid (paper scale), Fig. 5b: at tau = {fixed(g_taus[0], 2)} upstream changes more "
+                          f"patterns and moves less than downstream (by {move_margin:g}x, step {H})", *counts["fig5b"][:2],
+                          rate=claim_rate, kind="stored data", check="per stored seed, from book/data/relu_grid")
+_ = verified.record(f"stored grid (paper scale): at tau = {fixed(g_taus[-1], 2)} the kernel distance stays below kd_lazy_max",
+                    GC["kd_lazy"] < kd_lazy_max, check="largest over the stored seeds, every delta and checkpoint",
+                    measured=f"{GC['kd_lazy']:.1e}", tolerance=f"< {kd_lazy_max:g}", kind="stored data")
 
 # %% [markdown]
 # **What the stored grid shows.** At the paper's size each of the following holds in all stored seeds: at
@@ -1173,73 +831,47 @@ _ = verified.record(f"stored grid (paper scale): at tau = {fixed(g_taus[gi_large
 # 1/2, and *not decided* otherwise.
 
 # %%
-SZ, _ = relu_checks.load_stored(data_dir("relu_sizes"), "sizes.npz")  # checksums verified, every run complete
-s_steps, s_deltas, s_sizes = SZ["steps"], SZ["deltas"], SZ["sizes"]
-s_up, s_bal = int(np.flatnonzero(s_deltas == s_deltas.max())[0]), int(np.flatnonzero(s_deltas == 0)[0])
-s_horizons = [c for c in (H, int(s_steps[-1])) if c in s_steps]  # the grid's horizon and the study's own
-rows, verdicts, z_fw = relu_checks.size_ranking(SZ["test_loss"], s_sizes, s_steps, s_horizons, s_up, s_bal)
-n_tests = len(s_sizes) * len(s_horizons)
-print(f"end ranking at tau = {float(SZ['tau']):g} (upstream delta = {s_deltas[s_up]:g} against balanced 0), "
-      f"{len(SZ['seeds'])} stored seeds per size, two-sided Wilson intervals at z = {z_fw:.2f} (Bonferroni over "
-      f"{n_tests} cells):")
-print(pd.DataFrame(rows).to_string(index=False))
+SZ, _ = relu_checks.load_stored(stored.data_dir("relu_sizes"), "sizes.npz")  # checksums verified, every run complete
+study = relu_stored.size_study(SZ, [H, int(SZ["steps"][-1])])  # the grid's horizon and the study's own
+print(f"end ranking at tau = {float(SZ['tau']):g} (upstream delta = {SZ['deltas'][study['up']]:g} against balanced 0), "
+      f"{len(SZ['seeds'])} stored seeds per size, two-sided Wilson intervals at z = {study['z']:.2f} (Bonferroni over "
+      f"{study['n_tests']} cells):")
+print(pd.DataFrame(study["rows"]).to_string(index=False))
 
 # %% [markdown]
 # The two stored sets check each other where they overlap: the size study at the paper's size against the grid's
 # runs at $\tau = 0.1$.
 
 # %%
-k_paper = int(np.flatnonzero((s_sizes[:, 0] == g_set["d"]) & (s_sizes[:, 1] == g_set["n"]))[0])
-common = [int(c) for c in g_steps if c in s_steps]
-g_cols = [int(np.flatnonzero(np.isclose(g_deltas, v))[0]) for v in s_deltas]
-g_rows = [int(np.flatnonzero(g_seeds == sd)[0]) for sd in SZ["seeds"]]
-assert np.isclose(float(SZ["tau"]), g_taus[gi_small]) and len(g_rows) == len(SZ["seeds"])
-cross = 0.0
-for m in METRIC_NAMES:
-    a_ = G[m][[relu_checks.step_index(g_steps, c) for c in common]][:, g_rows][:, :, gi_small][:, :, g_cols]
-    b_ = SZ[m][k_paper][[relu_checks.step_index(s_steps, c) for c in common]]
-    cross = max(cross, float(np.max(np.abs(a_ - b_) / np.maximum(np.abs(a_), 1e-12))))
-print(f"the size study at (d, n) = {tuple(int(v) for v in s_sizes[k_paper])} against the grid's runs at tau = "
-      f"{fixed(g_taus[gi_small], 2)}: {len(g_rows)} seeds x {len(g_cols)} deltas x checkpoints {common}, largest relative "
-      f"difference {bound(cross, GRID_SLICE_PRINT)}")
+cross = relu_stored.sizes_cross_check(G, SZ, (g_set["d"], g_set["n"]))
+print(f"the size study at (d, n) = {cross['size']} against the grid's runs at tau = {fixed(g_taus[0], 2)}: "
+      f"{cross['seeds']} seeds x {cross['deltas']} deltas x checkpoints {cross['checkpoints']}, largest relative "
+      f"difference {bound(cross['cross'], GRID_SLICE_PRINT)}")
 
 # %% tags=["hide-input"]
-glue("s_seeds", str(len(SZ["seeds"])))
-glue("s_H", str(int(s_steps[-1])))
-glue("s_sizes", ", ".join(f"({int(a)}, {int(b)})" for a, b in s_sizes))
-for (d_, n_, c), v in verdicts.items():
-    glue(f"s_verdict_{d_}_{n_}_{c}", v)
-assert all(v == "not decided" for (d_, n_, c), v in verdicts.items() if (d_, n_) == (16, 150)), verdicts
+for key, text in dict(s_seeds=len(SZ["seeds"]), s_H=int(SZ["steps"][-1]), s_summary=study["summary"],
+                      s_sizes=", ".join(f"({a}, {b})" for a, b in study["sizes"]), s_paper_bal_wins=study["bal_wins"],
+                      **{f"s_ratio_paper_{c}": fixed(study["ratio"][(*study["sizes"][-1], c)], 2) for c in study["horizons"]},
+                      **{f"s_verdict_{d_}_{n_}_{c}": v for (d_, n_, c), v in study["verdicts"].items()}).items():
+    glue(key, str(text))
+assert all(v == "not decided" for (d_, n_, c), v in study["verdicts"].items() if (d_, n_) == (16, 150)), study["verdicts"]
 _ = verified.record("the two stored sets agree where they overlap (size study at the paper's size = the grid's tau = 0.1 runs)",
-                    cross < grid_slice_tol, check="every metric, every common seed, delta and checkpoint, relative",
-                    measured=bound(cross, GRID_SLICE_PRINT), tolerance=f"{grid_slice_tol:.0e}", kind="stored data")
-ratio_med = {(int(d_), int(n_), c): float(np.median(SZ["test_loss"][k, relu_checks.step_index(s_steps, c), :, s_up]
-                                                    / SZ["test_loss"][k, relu_checks.step_index(s_steps, c), :, s_bal]))
-             for k, (d_, n_) in enumerate(s_sizes) for c in s_horizons}
-small_size, paper_size = tuple(int(v) for v in s_sizes[0]), tuple(int(v) for v in s_sizes[-1])
-for c in s_horizons:
-    glue(f"s_ratio_paper_{c}", fixed(ratio_med[(*paper_size, c)], 2))
-t_last = relu_checks.step_index(s_steps, s_horizons[-1])
-k_big = [k for k, dn in enumerate(s_sizes) if tuple(int(v) for v in dn) == paper_size][0]
-glue("s_paper_bal_wins", fraction(int(np.sum(SZ["test_loss"][k_big, t_last, :, s_bal] < SZ["test_loss"][k_big, t_last, :, s_up])),
-                                   len(SZ["seeds"])))
-small_cells = [r for r in rows if (r["d"], r["n"]) == small_size]
+                    cross["cross"] < grid_slice_tol, check="every metric, every common seed, delta and checkpoint, relative",
+                    measured=bound(cross["cross"], GRID_SLICE_PRINT), tolerance=f"{grid_slice_tol:.0e}", kind="stored data")
+small_size, paper_size, cells = study["sizes"][0], study["sizes"][-1], study["cells"]
+wilson = list(study["rows"][0])[4]  # the name of the Wilson column
 _ = verified.record(f"at the reduced size (d, n) = {small_size}, tau = 0.1: balanced ends with a lower test loss than upstream",
-                    all(verdicts[(*small_size, c)] == "balanced ends lower" for c in s_horizons),
-                    check=f"{len(SZ['seeds'])} stored seeds; upstream-below-balanced count per horizon {s_horizons}, two-sided "
-                          f"Wilson at family-wise 5 % over {n_tests} cells",
-                    measured="; ".join(f"{r['upstream below balanced']} {r[list(r)[4]]} at {r['steps']}" for r in small_cells),
+                    all(study["verdicts"][(*small_size, c)] == "balanced ends lower" for c in study["horizons"]),
+                    check=f"{len(SZ['seeds'])} stored seeds; upstream-below-balanced count per horizon {study['horizons']}, "
+                          f"two-sided Wilson at family-wise 5 % over {study['n_tests']} cells",
+                    measured="; ".join(f"{cells[(*small_size, c)]['upstream below balanced']} {cells[(*small_size, c)][wilson]} "
+                                       f"at {c}" for c in study["horizons"]),
                     tolerance="upper end < 1/2 at every horizon", kind="stored data")
-paper_cell = next(r for r in rows if (r["d"], r["n"], r["steps"]) == (*paper_size, H))
 _ = verified.record(f"at the paper's size (d, n) = {paper_size}, tau = 0.1, step {H}: upstream ends lower than balanced",
-                    verdicts[(*paper_size, H)] == "upstream ends lower",
-                    check=f"{len(SZ['seeds'])} stored seeds, two-sided Wilson at family-wise 5 % over {n_tests} cells",
-                    measured=f"{paper_cell['upstream below balanced']} {paper_cell[list(paper_cell)[4]]}",
+                    study["verdicts"][(*paper_size, H)] == "upstream ends lower",
+                    check=f"{len(SZ['seeds'])} stored seeds, two-sided Wilson at family-wise 5 % over {study['n_tests']} cells",
+                    measured=f"{cells[(*paper_size, H)]['upstream below balanced']} {cells[(*paper_size, H)][wilson]}",
                     tolerance="lower end > 1/2", kind="stored data")
-glue("s_summary", "; ".join(f"at (d, n) = ({int(d_)}, {int(n_)}): " + ", ".join(
-    f"{verdicts[(int(d_), int(n_), c)]} at {c} steps ({row['upstream below balanced']} seeds upstream lower)"
-    for c, row in ((c, next(r for r in rows if (r['d'], r['n'], r['steps']) == (int(d_), int(n_), c))) for c in s_horizons))
-    for d_, n_ in s_sizes))
 
 # %% [markdown]
 # **The end ranking depends on the size of the problem.** The paper reports that the upstream initialization also
@@ -1247,7 +879,7 @@ glue("s_summary", "; ".join(f"at (d, n) = ({int(d_)}, {int(n_)}): " + ", ".join(
 # balanced run in {glue:text}`end_up_below_bal` seeds. The stored study ($\tau = 0.1$, {glue:text}`s_seeds` seeds per
 # size, up to {glue:text}`s_H` steps) decides: {glue:text}`s_summary`. So the reduced size reverses the paper's
 # ranking, and the paper's size has upstream ahead over the stored grid's horizon (median test-loss ratio upstream /
-# balanced {glue:text}`s_ratio_paper_1000` at 1000 steps); by 10,000 steps balanced has overtaken upstream in
+# balanced {glue:text}`s_ratio_paper_1000` at {glue:text}`g_H` steps); by {glue:text}`s_H` steps balanced has overtaken upstream in
 # {glue:text}`s_paper_bal_wins` seeds while the others keep upstream ahead by less (median ratio
 # {glue:text}`s_ratio_paper_10000`): whether upstream still ends lowest at the paper's $10^5$ steps is beyond these
 # runs.
@@ -1274,14 +906,14 @@ glue("s_summary", "; ".join(f"at (d, n) = ({int(d_)}, {int(n_)}): " + ", ".join(
 # %% tags=["hide-input"]
 _ = record_results({"test_loss_up_small_tau": float(L_up[i_end].mean()), "test_loss_balanced_small_tau": float(L_bal[i_end].mean()),
                     "test_loss_down_small_tau": float(L_down[i_end].mean()), "test_loss_lazy_best": float(lazy_floor[i_end].mean()),
-                    "frac_up_fastest": float(fastest.mean()), "frac_up_below_margin": float(below.mean()),
+                    "frac_up_fastest": float(F["fastest"].mean()), "frac_up_below_margin": float(F["below"].mean()),
                     "frac_up_below_balanced_end": float(np.mean(L_up[i_end] < L_bal[i_end])),
-                    "kd_lazy_max": kd_lazy, "kd_up_small_tau": float(kd_up.mean()), "frac_up_kernel_first": float(moves_first.mean()),
+                    "kd_lazy_max": kd_lazy, "kd_up_small_tau": float(kd_up.mean()), "frac_up_kernel_first": k_first / n_first,
                     "hamming_up_small_tau": float(ham_up.mean()), "hamming_down_small_tau": float(ham_down.mean()),
                     "pdist_up_small_tau": float(pd_up.mean()), "pdist_down_small_tau": float(pd_down.mean()),
                     "gd_drift_ratio_min": min(ratios), "gd_drift_ratio_max": max(ratios), "flow_delta_drift": flow_drift,
-                    "stored_grid_slice_error": grid_slice_err, "stored_frac_up_fastest": float(g_fastest.mean()),
-                    "stored_frac_up_below_balanced_end": float(g_end_up_bal.mean()), "stored_kd_lazy_max": g_kd_lazy,
+                    "stored_grid_slice_error": grid_slice_err, "stored_frac_up_fastest": float(GC["fastest"].mean()),
+                    "stored_frac_up_below_balanced_end": float(GC["end_up_bal"].mean()), "stored_kd_lazy_max": GC["kd_lazy"],
                     **verified.summary()})
 
 # %% [markdown]
@@ -1289,7 +921,7 @@ _ = record_results({"test_loss_up_small_tau": float(L_up[i_end].mean()), "test_l
 #
 # The table is generated from one record per claim, made where the claim was checked (a failed check stops the
 # chapter there). The kind column says what evidence each row is: "independent" rows compare with a route that calls
-# no markovlib function under test (torch autograd on a torch loss, RK4 on a right-hand side written in the chapter,
+# no markovlib function under test (torch autograd on a torch loss, RK4 on a right-hand side written out again in `relu_reference`,
 # the torch network of Fig. 9); "same code" rows are measurements through markovlib's own training and kernels
 # (the training claims, counted over seeds with a one-sided Wilson bound against `claim_rate`); "identity" rows hold
 # by construction (the initialization, the parity arithmetic) and document the set-up.

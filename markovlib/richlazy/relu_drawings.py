@@ -8,6 +8,9 @@ draws over the steps (log axis): the test loss, the kernel distance S(0, t) of t
 the Hamming distance of the activation pattern from initialization (Fig. 5b). It returns what it displays: delta,
 the regime its sign names (Sec. 3: downstream delta < 0, balanced delta = 0, upstream delta > 0) and the three
 metrics at the last step.
+
+The chapter ``grq_relu_rich``'s figures: :func:`heat_rows` (Fig. 1b, Fig. 10), :func:`fig5b_figure` (Fig. 5b),
+:func:`fig1a_figure` (Fig. 1a) and :func:`fig9_figure` (Fig. 9, App. C.1), each returning its figure.
 """
 from __future__ import annotations
 
@@ -186,3 +189,118 @@ def heat_rows(rows, taus, deltas, labels, suptitle):
         fig.colorbar(mesh, ax=row_axes.tolist(), label=f"{name} (seed mean)")
     fig.suptitle(suptitle)
     return fig
+
+
+def fig5b_figure(taus, deltas, hamming, pdist, steps, title):
+    """Fig. 5(b): left, the seed-mean trajectories (parameter distance, Hamming distance) over the checkpoints after
+    the first for downstream (first delta), balanced (middle) and upstream (last) at the smallest (solid) and the
+    largest tau (dotted); right, the final Hamming and parameter distances over (tau, delta). ``hamming`` and
+    ``pdist`` are (T, seeds, tau, delta). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    hamming, pdist = np.asarray(hamming, dtype=float), np.asarray(pdist, dtype=float)
+    if hamming.shape != pdist.shape or hamming.ndim != 4 or hamming.shape[2:] != (len(taus), len(deltas)):
+        raise ValueError(f"hamming and pdist must be (T, seeds, tau, delta) of the same shape, got {hamming.shape}, "
+                         f"{pdist.shape}")
+    j_up, j_bal = len(deltas) - 1, len(deltas) // 2
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), layout="constrained")
+    styles = {j_up: (plotting.GLOBAL, "upstream"), j_bal: (plotting.SADDLE, "balanced"),
+              0: (plotting.LOCAL, "downstream")}
+    for i, ls in ((0, "-"), (len(taus) - 1, ":")):
+        for j, (col, name) in styles.items():
+            axes[0].plot(pdist[1:, :, i, j].mean(1), hamming[1:, :, i, j].mean(1), ls, color=col, marker="o", ms=3,
+                         label=f"{name} (delta {deltas[j]:.2f}), tau {taus[i]:.2f}")
+    axes[0].set(xscale="log", xlabel="parameter distance from init (seed mean)",
+                ylabel="Hamming distance of patterns (fraction)", title="trajectories over the checkpoints")
+    axes[0].legend(fontsize=7)
+    for ax, vals, lab in ((axes[1], hamming, "Hamming distance"), (axes[2], pdist, "parameter distance")):
+        v = vals[-1].mean(0)
+        fig.colorbar(heat_map(ax, v, taus, deltas, f"{lab} after {steps} steps", None, v.min(), v.max()), ax=ax)
+    fig.suptitle(title)
+    return fig
+
+
+_KEY = "\n(dots: readout > 0 blue, < 0 red; dashed: teacher)"
+FIG1A_PANELS = ((1, "Fig. 1(a) style: tau = 0.1, upstream, delta = 1" + _KEY),
+                (0, "Fig. 1(a) style: tau = 0.1, downstream, delta = -1" + _KEY))
+
+
+def fig1a_figure(problem, run, panels=FIG1A_PANELS, circle=0.01, teacher="--", suptitle=None):
+    """Fig. 1(a) in d = 2: each student neuron as the point |a_k| w_k along the snapshots of ``run`` (a (T, 2, h),
+    W (T, 2, h, 2): two runs side by side, e.g. ``relu_rich.fig1a_runs``' delta = -1 at index 0 and 1 at index 1),
+    one panel per (index, title) of ``panels``, each end coloured by the sign of its readout, the teacher directions
+    of ``problem`` in the line style ``teacher`` and, unless ``circle`` is None, the initialization circle of that
+    radius (tau^2). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if np.ndim(run["a"]) != 3 or np.shape(run["W"])[-1] != 2 or not panels:
+        raise ValueError("run must hold snapshots a (T, 2, h) and W (T, 2, h, 2) of two-dimensional neurons")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 5), layout="constrained", squeeze=False)
+    circ = np.linspace(0, 2 * np.pi, 200)
+    for ax, (j, title) in zip(axes[0], panels):
+        B = np.abs(run["a"][:, j, :, None]) * run["W"][:, j]  # (T, h, 2)
+        for k in range(B.shape[1]):
+            ax.plot(B[:, k, 0], B[:, k, 1], color=plotting.NEUTRAL, lw=0.6, alpha=0.6)
+            ax.plot(B[-1, k, 0], B[-1, k, 1], "o", ms=3,
+                    color=plotting.MAXIMA if run["a"][-1, j, k] > 0 else plotting.LOCAL)
+        lim = 1.15 * np.max(np.abs(B))
+        for wk, ak in zip(problem["W_star"], problem["a_star"]):
+            ax.plot([0, 2 * lim * wk[0]], [0, 2 * lim * wk[1]], teacher, lw=1,
+                    color=plotting.MAXIMA if ak > 0 else plotting.LOCAL)
+        if circle is not None:
+            ax.plot(circle * np.cos(circ), circle * np.sin(circ), color="k", lw=0.8)
+        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect="equal", title=title,
+               xlabel=r"$|a_k|\,w_{k,1}$", ylabel=r"$|a_k|\,w_{k,2}$")
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig
+
+
+def fig9_figure(surface, box, widths):
+    """Fig. 9 (App. C.1): for the network with and without biases, the surface f over [-box, box]^2 coloured by the
+    parity of the active neurons (3D, every second grid point), and its top view with the level sets of f.
+    ``surface`` is :func:`relu_surface_checks.two_colouring`'s result. Returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    if not box > 0 or not all(b in surface for b in (True, False, "GX", "GY")):
+        raise ValueError("surface must be two_colouring's result and box positive")
+    cmap = ListedColormap(["#f0e6d2", "#5b7fa6"])  # even, odd number of active neurons
+    GX, GY = surface["GX"], surface["GY"]
+    fig = plt.figure(figsize=(13, 11))
+    sub = slice(None, None, 2)
+    for col, bias in enumerate((True, False)):
+        m_ = surface[bias]
+        ax = fig.add_subplot(2, 2, col + 1, projection="3d", computed_zorder=False)
+        ax.plot_surface(GX[sub, sub], GY[sub, sub], m_["f"][sub, sub], facecolors=cmap(m_["parity"][sub, sub]),
+                        rstride=1, cstride=1, linewidth=0, antialiased=False, shade=False)
+        ax.set(xlabel="$x_1$", ylabel="$x_2$", zlabel="$f(x)$")
+        ax.view_init(elev=30, azim=-60)
+        ax.set_title(("with biases" if bias else "without biases") + ": the surface, coloured by parity")
+        ax2 = fig.add_subplot(2, 2, col + 3)
+        ax2.imshow(m_["parity"], origin="lower", extent=[-box, box, -box, box], cmap=cmap, interpolation="nearest")
+        ax2.contour(GX, GY, m_["f"], levels=12, colors="k", linewidths=0.6)
+        ax2.scatter([0], [0], color=plotting.LOCAL, s=25, zorder=5)
+        ax2.set(xlabel="$x_1$", ylabel="$x_2$", title=f"top view: {m_['regions']} regions "
+                + ("(polytopes)" if bias else "(cones from the origin, red dot)"))
+    fig.suptitle(f"Paper's Fig. 9: a ReLU network with hidden widths {list(widths)} at initialization "
+                 "(colour: parity of the active neurons; lines: level sets of f)")
+    return fig
+
+
+STORED_ROWS = {"test_loss": ("test loss", "coolwarm", True), "kernel_distance": ("kernel distance", "viridis", False),
+               "hamming": ("Hamming distance", "magma", False),
+               "param_distance": ("parameter distance", "cividis", False),
+               "train_loss": ("train loss", "coolwarm", True)}
+
+
+def stored_heat_rows(G, checkpoints, metrics, title):
+    """:func:`heat_rows` of a stored grid ``G`` (``relu_checks.load_stored``): the seed means of each metric in
+    ``metrics`` (keys of :data:`STORED_ROWS`) at the stored ``checkpoints``. Returns the figure."""
+    steps = np.asarray(G["steps"])
+    if not checkpoints or any(c not in steps for c in checkpoints) or any(m not in STORED_ROWS for m in metrics):
+        raise ValueError(f"checkpoints must be stored steps and metrics keys of STORED_ROWS, got {checkpoints!r}, "
+                         f"{metrics!r}")
+    cols = [int(np.flatnonzero(steps == c)[0]) for c in checkpoints]
+    rows = [(STORED_ROWS[m][0], G[m].mean(axis=1)[cols], *STORED_ROWS[m][1:]) for m in metrics]
+    return heat_rows(rows, G["taus"], G["deltas"], [f"t = {c}" for c in checkpoints], title)

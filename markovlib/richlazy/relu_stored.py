@@ -1,0 +1,111 @@
+"""Part II, Sec. 5 and App. D.1 of "Get rich quick" (Kunin et al., NeurIPS 2024): the readings of the stored
+paper-scale sets of ``tools/run_relu_grid.py`` (``book/data/relu_grid``: the (tau, delta) grid of Fig. 1(b), 5(b)
+and 10; ``book/data/relu_sizes``: the size study of the end ranking) for the chapter ``grq_relu_rich``.
+
+A stored set is a dict of arrays (:func:`markovlib.richlazy.relu_checks.load_stored`): ``steps``, ``seeds``,
+``taus``/``tau``, ``deltas`` and the metrics of :data:`markovlib.richlazy.relu_batch.METRICS`, each (T, seeds, tau,
+delta) for the grid and (sizes, T, seeds, delta) for the size study.
+
+- :func:`grid_slice_error`: the first checkpoints of one seed at the grid's corners and centre, re-executed;
+- :func:`grid_counts`: the per-seed claims of Fig. 1(b), 5(b) and 10 over the stored seeds;
+- :func:`sizes_cross_check`: the size study at the grid's size against the grid's own runs at the same tau;
+- :func:`size_study`: the end ranking per size and horizon (:func:`relu_checks.size_ranking`) with its summaries.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..book.formatting import fraction
+from .relu_batch import METRICS
+from .relu_checks import size_ranking, step_index
+from .relu_grid import train_grid
+from .relu_rich import corner_flags
+
+
+def _relative(a, b) -> float:
+    return float(np.max(np.abs(a - b) / np.maximum(np.abs(a), 1e-12)))
+
+
+def grid_slice_error(G, settings, max_step) -> tuple[float, list[int], int]:
+    """Re-execute the stored grid ``G`` (settings ``settings`` of its manifest) for its first seed at the corners
+    and centre of (tau, delta), at the stored checkpoints up to ``max_step``; returns (the largest relative
+    difference over every metric, the checkpoints, the number of grid points)."""
+    taus, deltas, steps = G["taus"], G["deltas"], G["steps"]
+    cps = [int(s) for s in steps if s <= max_step]
+    if len(cps) < 2:
+        raise ValueError(f"max_step must reach at least two stored checkpoints, got {max_step!r}")
+    sl_t = sorted({0, len(taus) // 2, len(taus) - 1})
+    sl_d = sorted({0, len(deltas) // 2, len(deltas) - 1})
+    sl = dict(settings, taus=[float(taus[i]) for i in sl_t], deltas=[float(deltas[j]) for j in sl_d],
+              seeds=[int(G["seeds"][0])])
+    live = train_grid(sl, [int(G["seeds"][0])], cps)
+    err = max(_relative(G[m][: len(cps), 0][np.ix_(range(len(cps)), sl_t, sl_d)], live[m][:, 0]) for m in METRICS)
+    return err, cps, len(sl_t) * len(sl_d)
+
+
+def grid_counts(G, t_fast, move_margin) -> dict:
+    """The stored grid's claims per seed (boolean arrays) at the smallest tau: ``fastest`` (upstream below balanced
+    and downstream after ``t_fast`` steps), ``fastest_all`` (the lowest of every delta), ``fig5b`` and ``fig5b_half``
+    (Fig. 5(b) by ``move_margin`` at the horizon H and at H / 2), ``end_up_bal`` and ``end_up_all`` (upstream below
+    balanced / the lowest of all at H); and ``kd_lazy`` (the largest kernel distance at the largest tau), ``best``
+    (tau, delta) of the lowest seed-mean test loss at H, ``train_drop`` (median small-tau upstream train loss at H / 10
+    over H) and ``test_move`` (tau, delta): median |test loss at H / test loss at H / 10 - 1|."""
+    steps = G["steps"]
+    H = int(steps[-1])
+    i_fast, i_tenth, i_half = (step_index(steps, c) for c in (t_fast, H // 10, H // 2))
+    TL = G["test_loss"][:, :, 0]
+    up = TL.shape[-1] - 1
+    m = dict(test_loss=G["test_loss"], kdist=G["kernel_distance"], hamming=G["hamming"], pdist=G["param_distance"])
+    end = corner_flags(m, i_fast, 1.0, 1.0, move_margin)
+    half = corner_flags({k: v[: i_half + 1] for k, v in m.items()}, i_fast, 1.0, 1.0, move_margin)
+    mean_end = G["test_loss"][-1].mean(axis=0)
+    return dict(H=H, fastest=end["fastest"], fastest_all=TL[i_fast].argmin(axis=1) == up, kd_lazy=end["kd_lazy"],
+                fig5b=end["fig5b"], fig5b_half=half["fig5b"], end_up_bal=end["L_up"][-1] < end["L_bal"][-1],
+                end_up_all=TL[-1].argmin(axis=1) == up,
+                best=np.unravel_index(int(mean_end.argmin()), mean_end.shape),
+                train_drop=float(np.median(G["train_loss"][i_tenth, :, 0, up] / G["train_loss"][-1, :, 0, up])),
+                test_move=np.median(np.abs(G["test_loss"][-1] / G["test_loss"][i_tenth] - 1), axis=0))
+
+
+def sizes_cross_check(G, SZ, size) -> dict:
+    """The size study ``SZ`` at the grid's ``size`` (d, n) against the grid ``G``'s runs at the study's tau (the
+    same seeds, deltas and draws, another batching): the largest relative difference ``cross`` over every metric and
+    common checkpoint; ``seeds``, ``deltas``, ``checkpoints`` say what was compared."""
+    sizes = SZ["sizes"]
+    k = int(np.flatnonzero((sizes[:, 0] == size[0]) & (sizes[:, 1] == size[1]))[0])
+    i_tau = int(np.flatnonzero(np.isclose(G["taus"], float(SZ["tau"])))[0])
+    common = [int(c) for c in G["steps"] if c in SZ["steps"]]
+    cols = [int(np.flatnonzero(np.isclose(G["deltas"], v))[0]) for v in SZ["deltas"]]
+    rows = [int(np.flatnonzero(G["seeds"] == sd)[0]) for sd in SZ["seeds"]]
+    cross = 0.0
+    for m in METRICS:
+        a_ = G[m][[step_index(G["steps"], c) for c in common]][:, rows][:, :, i_tau][:, :, cols]
+        b_ = SZ[m][k][[step_index(SZ["steps"], c) for c in common]]
+        cross = max(cross, _relative(a_, b_))
+    return dict(cross=cross, size=tuple(int(v) for v in sizes[k]), seeds=len(rows), deltas=len(cols),
+                checkpoints=common)
+
+
+def size_study(SZ, horizons) -> dict:
+    """The size study's end ranking at the stored ``horizons`` (those stored): upstream (the largest delta) against
+    balanced (delta 0) per size and horizon by :func:`relu_checks.size_ranking` (``rows``, ``verdicts``, ``z``,
+    ``n_tests``); ``ratio`` {(d, n, step): median test loss upstream / balanced}; ``bal_wins`` = the seeds in which
+    balanced ends below upstream at the largest size and horizon (a fraction text); ``summary``: the verdicts in
+    words; ``sizes`` [(d, n)] and ``horizons``."""
+    steps, deltas, sizes, TL = SZ["steps"], SZ["deltas"], SZ["sizes"], SZ["test_loss"]
+    up, bal = int(np.flatnonzero(deltas == deltas.max())[0]), int(np.flatnonzero(deltas == 0)[0])
+    horizons = [int(c) for c in horizons if c in steps]
+    if not horizons:
+        raise ValueError("horizons must hold at least one stored checkpoint")
+    rows, verdicts, z = size_ranking(TL, sizes, steps, horizons, up, bal)
+    size_list = [tuple(int(v) for v in s) for s in sizes]
+    ratio = {(*dn, c): float(np.median(TL[k, step_index(steps, c), :, up] / TL[k, step_index(steps, c), :, bal]))
+             for k, dn in enumerate(size_list) for c in horizons}
+    t_last = step_index(steps, horizons[-1])
+    bal_wins = fraction(int(np.sum(TL[-1, t_last, :, bal] < TL[-1, t_last, :, up])), TL.shape[2])
+    by_cell = {(r["d"], r["n"], r["steps"]): r for r in rows}
+    summary = "; ".join(f"at (d, n) = ({d_}, {n_}): " + ", ".join(
+        f"{verdicts[(d_, n_, c)]} at {c} steps ({by_cell[(d_, n_, c)]['upstream below balanced']} seeds upstream lower)"
+        for c in horizons) for d_, n_ in size_list)
+    return dict(rows=rows, verdicts=verdicts, z=z, n_tests=len(rows), ratio=ratio, bal_wins=bal_wins, summary=summary,
+                sizes=size_list, horizons=horizons, cells=by_cell, up=up, bal=bal)
