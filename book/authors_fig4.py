@@ -79,64 +79,15 @@ seed = 0  # seed of the random weights of the equivalence checks
 
 
 # %%
-import math
-
-import pandas as pd
-
-from markovlib.book import params, stored
-from markovlib.transformer import stored_runs
-
-DATA = stored.data_dir("fig4")
-# every part of the set (seeds 0-4, then 5-19), each against its sha256; disjoint seeds, the same chains and inits
-STORED, FIG4_PARTS = stored.read_parts(DATA, stored.PARTS["fig4"], same=["chains", "inits"])
-# the deterministic prefix of EVERY stored run, measured by tools/run_slice_prefix.py fig4 (slice_prefix.csv)
-PREFIX_LEVEL = 1e-6  # train loss this close to the stored one (about 16 float32 units in the last place), not a knob
-PREFIX = pd.read_csv(DATA / "slice_prefix.csv")
-prefix_of, slice_cap = stored_runs.slice_cap(PREFIX, STORED, PREFIX_LEVEL)  # half the shortest prefix
-live = params.Real(0.1, 0.8, why="the live claims' range")
-SPEC = params.declare(
-    p_high=live, q_high=live, p_low=live, q_low=live,
-    margin=params.Real(0.2, 1.0, why="the live chains keep at least 0.2 from p + q = 1"),
-    check_dims=params.IntList(1, why="any d (the map holds for every d)"),
-    check_lengths=params.IntList(2, why="any N (the map holds for every N)"),
-    live_length=params.Int(128, 128, why="the live claims were checked at this context only"),
-    live_steps=params.Int(400, 400, why="the live claims were checked at this step count only"),
-    live_seeds=params.Int(10, why="a count over seeds needs 10 live seeds"),
-    live_seed0=params.Int(0, why="any block of training seeds"),
-    rate=params.Real(0.5, 1.0, why="a claim over seeds holds for at least half of them (and rate < 1)"),
-    slice_steps=params.Int(40, why="at least 40 for the negative control; at most the cap (see together)"),
-    slice_seed=params.Choice(sorted(int(s) for s in STORED.seed.unique()), why="one of the stored seeds"),
-    slice_tol=params.Real(0.0, 2e-6, why="twice the prefix level at most; only stricter (> 0)"),
-    at_tol=params.Real(0.0, 0.02, why="under half of either chain's gap; only stricter (> 0)"),
-    workers=params.Int(1, why="processes of the live runs"),
-    seed=params.Int(0, why="any seed of the random weights"),
-    c_pin=params.Real(0.0, 0.05, why="stored runs' pin criterion; only stricter (> 0)"),
-    pin_z=params.Real(0.0, 3.0, why="live runs' pin criterion in standard errors; only stricter (> 0)"),
-    noise_batches=params.Int(4, why="a standard error from the spread of the batches"),
-    bigram_ratio=params.Real(0.5, 1.0, why="on the bigram side: c-hat / c* above at least 1/2 (and < 1)"),
-    plateau_from=params.Int(1, why="after the bias transient"),
-    plateau_steps=params.Int("plateau_from", why="the plateau's window ends after it starts"),
-    reach_by=params.Int(1, why="a step of the stored runs"),
-    submitted_steps=params.Int(1, why="the steps of the submitted code"),
-    require=[
-        ("1 + margin <= p_high + q_high <= 1.3", lambda v: 1 + v["margin"] <= v["p_high"] + v["q_high"] <= 1.3 + 1e-9,
-         "the live chain with p + q > 1: |c*| <= 1.39, where the reduced runs are decisive"),
-        ("p_low + q_low <= 1 - margin", lambda v: v["p_low"] + v["q_low"] <= 1 - v["margin"], "the other side"),
-        ("c*(p_low, q_low) <= 2.25", lambda v: math.log((1 - v["p_low"]) * (1 - v["q_low"]) / (v["p_low"] * v["q_low"]))
-         <= 2.25, "the public code's init must grow ||e||^2 to c*/2 within the run; larger c* not checked"),
-        ("rate < 1 and bigram_ratio < 1", lambda v: v["rate"] < 1 and v["bigram_ratio"] < 1, "a rate below 1"),
-        (f"slice_steps <= slice_cap = {slice_cap}", lambda v: v["slice_steps"] <= slice_cap,
-         "half the shortest deterministic prefix measured over every stored run"),
-        ("slice_tol, at_tol, c_pin, pin_z > 0", lambda v: min(v["slice_tol"], v["at_tol"], v["c_pin"], v["pin_z"]) > 0,
-         "thresholds may be made stricter than the defaults, never empty"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("authors_fig4")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
 # %%
 # %matplotlib inline
 import json
+import math
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -145,17 +96,14 @@ import torch
 from markovlib.book import plotting
 from markovlib.book.formatting import bound, fixed, fraction
 from markovlib.book.glue import glue
-from markovlib.book.inference import wilson_interval, wilson_lower_z
+from markovlib.book.inference import wilson_lower_z
 from markovlib.book.report import Verification
+from markovlib.book.specs.authors_fig4 import DATA, FIG4_PARTS, PREFIX, PREFIX_LEVEL, STORED, prefix_of, slice_cap
 from markovlib.book.sweep import record_results
-from markovlib.markov.chain import MarkovChain
 from markovlib.numerics.survival import kaplan_meier, median_time
-from markovlib.transformer import two_token
+from markovlib.transformer import fig4_checks, fig4_drawings, fig4_stored, stored_runs
 from markovlib.transformer.config import recipe
-from markovlib.transformer.model import MarkovTransformer
-from markovlib.transformer.readout import canonical_scalars
 from markovlib.transformer.runs import train_many
-from markovlib.transformer.training import Trainer
 
 torch.set_num_threads(1)
 plotting.use_style()
@@ -185,63 +133,31 @@ INIT_LABELS = {"standard": "standard N(0, 0.02^2) (2-token)", "authors_submissio
 # cross-entropy depends on its logits only through their difference, $\langle E_1 - E_0, z_n\rangle + b_1 - b_0
 # = \langle e, z_n \rangle + b$, which is the binary model's logit: the two losses are equal, for every weight.
 #
-# The check below builds the binary model *by hand* from random 2-token weights (not through
-# `markovlib.transformer.two_token`) and compares the logits and the losses, for several $d$ and $N$ and all three
+# The check below builds the binary model *by hand* from random 2-token weights (the independent reference
+# `markovlib.transformer.fig4_reference.binary_by_hand`, not through `markovlib.transformer.two_token`) and compares the logits and the losses, for several $d$ and $N$ and all three
 # attentions. The logits are compared relative to their size (float64 rounding grows with it); the weights are
 # $\mathcal N(0, 0.5^2)$, so the logits reach a few tens.
-
-# %%
-def binary_by_hand(m2):
-    """Independent reference (do not replace with markovlib.transformer.two_token): the map (eq-two-token-map)."""
-    m1 = MarkovTransformer(m2.d, m2.max_len, attention=m2.attention)
-    with torch.no_grad():
-        m1.embedding.copy_(m2.embedding[1] - m2.embedding[0])
-        m1.positional.copy_(m2.positional + m2.embedding[0])
-        m1.bias.copy_(m2.bias[1] - m2.bias[0])
-        for name in ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2"):
-            if hasattr(m2, name):
-                getattr(m1, name).copy_(getattr(m2, name))
-    return m1
 
 # %% [markdown]
 # For every attention, $d$ and $N$ of the parameters: random 2-token weights, the binary model built by hand, and the largest differences of logits and losses.
 
 # %%
 gen = torch.Generator().manual_seed(seed)
-worst_logit, worst_loss, worst_pkg, n_cases = 0.0, 0.0, 0.0, 0
-for attention in ("softmax", "linear", None):
-    for d_ in check_dims:
-        for n_ in check_lengths:
-            m2 = MarkovTransformer(d_, n_, attention=attention, n_states=2)
-            with torch.no_grad():
-                for prm in m2.parameters():
-                    prm.copy_(0.5 * torch.randn(prm.shape, generator=gen, dtype=torch.float64))
-            m1 = binary_by_hand(m2)
-            x = MarkovChain(*high).sample(4, n_ + 1, seed=seed + n_cases, backend="torch")
-            with torch.no_grad():
-                l2, l1 = m2(x[:, :-1]), m1(x[:, :-1])
-                scale = max(1.0, float(l1.abs().max()))  # float64 rounding grows with the logits' size
-                worst_logit = max(worst_logit, float((l1 - (l2[..., 1] - l2[..., 0])).abs().max()) / scale)
-                worst_loss = max(worst_loss, abs(float(m1.loss(x)) - float(m2.loss(x))))
-                worst_pkg = max(worst_pkg, float((two_token.binary_equivalent(m2)(x[:, :-1]) - l1).abs().max()))
-            n_cases += 1
-print(f"{n_cases} cases (attention softmax / linear / none, d in {check_dims}, N in {check_lengths}):")
-print(f"  max |binary logit - (2-token logit_1 - logit_0)| / max(1, max |logit|) {bound(worst_logit, 1e-14)}")
-print(f"  max |binary loss - 2-token loss|                 {bound(worst_loss, 1e-14)}")
-print(f"  markovlib.transformer.two_token.binary_equivalent = the map written out: {bound(worst_pkg, 1e-14)}")
+MAP = fig4_checks.map_check(check_dims, check_lengths, high, seed, gen)
+print(MAP["table"])
 
 # %% tags=["hide-input"]
-verified.record("the 2-token model = the binary model under (eq-two-token-map): logits", worst_logit < 1e-12,
-                check=f"random weights N(0, 0.25), {n_cases} cases (3 attentions, several d and N), relative to max(1, |logit|); "
+verified.record("the 2-token model = the binary model under (eq-two-token-map): logits", MAP['logit'] < 1e-12,
+                check=f"random weights N(0, 0.25), {MAP['n']} cases (3 attentions, several d and N), relative to max(1, |logit|); "
                       "the binary model built by hand",
-                measured=bound(worst_logit, 1e-14), tolerance="1e-12", kind="independent")
+                measured=bound(MAP['logit'], 1e-14), tolerance="1e-12", kind="independent")
 verified.record("... and losses (softmax cross-entropy = binary cross-entropy of the logit difference)",
-                worst_loss < 1e-12, check="same cases", measured=bound(worst_loss, 1e-14), tolerance="1e-12",
+                MAP['loss'] < 1e-12, check="same cases", measured=bound(MAP['loss'], 1e-14), tolerance="1e-12",
                 kind="independent")
-_ = verified.record("markovlib.transformer.two_token.binary_equivalent implements the map", worst_pkg < 1e-12,
-                    check="against the map written out", measured=bound(worst_pkg, 1e-14), tolerance="1e-12",
+_ = verified.record("markovlib.transformer.two_token.binary_equivalent implements the map", MAP['pkg'] < 1e-12,
+                    check="against the map written out", measured=bound(MAP['pkg'], 1e-14), tolerance="1e-12",
                     kind="same code")
-_ = glue("af4_map_err", bound(worst_logit, 1e-14))
+_ = glue("af4_map_err", bound(MAP['logit'], 1e-14))
 
 # %% [markdown]
 # ### The gradient dynamics differ
@@ -265,31 +181,18 @@ _ = glue("af4_map_err", bound(worst_logit, 1e-14))
 # the binary model, through (eq-two-token-velocity), the right side.
 
 # %%
-m2 = MarkovTransformer(8, 64, n_states=2)
-with torch.no_grad():
-    for prm in m2.parameters():
-        prm.copy_(0.5 * torch.randn(prm.shape, generator=gen, dtype=torch.float64))
-m1 = binary_by_hand(m2)
-x = MarkovChain(*high).sample(8, 65, seed=seed, backend="torch")
-m2.loss(x).backward()
-m1.loss(x).backward()
-v_e = -(m2.embedding.grad[1] - m2.embedding.grad[0])  # velocity of e = E_1 - E_0
-v_p = -(m2.positional.grad + m2.embedding.grad[0])  # velocity of p_n = P_n + E_0
-pred_e, pred_p = two_token.induced_binary_gradient(m1.embedding.grad, m1.positional.grad)
-err_v = max(float((v_e - pred_e).abs().max()), float((v_p - pred_p).abs().max()))
-ratio = float(v_e.norm() / m1.embedding.grad.norm())
-print(f"velocity of (e, p) under 2-token gradient flow = (eq-two-token-velocity): {bound(err_v, 1e-14)}")
-print(f"|de/dt| (2-token) / |de/dt| (binary) = {fixed(ratio, 1)}: the parameterizations move differently")
+VEL = fig4_checks.velocity_check(high, seed, gen)
+print(VEL["table"])
 
 # %% tags=["hide-input"]
-verified.record("2-token gradient flow moves (e, p) by (eq-two-token-velocity)", err_v < 1e-12,
+verified.record("2-token gradient flow moves (e, p) by (eq-two-token-velocity)", VEL['err'] < 1e-12,
                 check="autograd on both models at random weights (the right side through "
                       "markovlib.transformer.two_token.induced_binary_gradient, which writes out the derived formula)",
-                measured=bound(err_v, 1e-14), tolerance="1e-12", kind="independent")
-_ = verified.record("... which is not the binary model's flow", abs(ratio - 1) > 0.1,
-                    check="|de/dt| ratio of the two parameterizations, autograd", measured=fixed(ratio, 1),
+                measured=bound(VEL['err'], 1e-14), tolerance="1e-12", kind="independent")
+_ = verified.record("... which is not the binary model's flow", abs(VEL['ratio'] - 1) > 0.1,
+                    check="|de/dt| ratio of the two parameterizations, autograd", measured=fixed(VEL['ratio'], 1),
                     tolerance="differs from 1 by > 0.1", kind="independent")
-_ = glue("af4_vel_err", bound(err_v, 1e-14))
+_ = glue("af4_vel_err", bound(VEL['err'], 1e-14))
 
 # %% [markdown]
 # (sec-af4-inits)=
@@ -314,22 +217,9 @@ _ = glue("af4_vel_err", bound(err_v, 1e-14))
 
 # %%
 d_ = 8
-sub = MarkovTransformer(d_, 1024, n_states=2).init_weights("authors_submission", seed=seed)
-pub = MarkovTransformer(d_, 1024, n_states=2).init_weights("authors_public", seed=seed)
-s_sub = canonical_scalars(two_token.binary_equivalent(sub))
-s_pub = canonical_scalars(two_token.binary_equivalent(pub))
-x = MarkovChain(*high).sample(16, 1025, seed=seed, backend="torch")
-with torch.no_grad():
-    _, hid = pub(x[:, :-1], return_hidden=True)
-    start_pub = float(pub.loss(x))
-rows = [("submitted code", s_sub, -d_), ("public code", s_pub, -2 * d_)]
-e_pub = float((pub.embedding[1] - pub.embedding[0]).detach().abs().max())  # E_1 - E_0 of the public constants
-relu_margin = float((hid["y"] @ pub.W_1.T).detach().max())  # largest pre-activation: < 0 means all dead
-print(f"{'init':<16}{'canonical w':>12}{'derived':>10}{'|canonical e|':>15}")
-for name, s, w_pred in rows:
-    print(f"{name:<16}{fixed(s.w, 6):>12}{w_pred:>10}{fixed(abs(s.e), 1):>15}")
-print(f"public code: largest ReLU pre-activation at the start {fixed(relu_margin, 1)} (every ReLU dead when < 0); "
-      f"start loss - log 2 {bound(start_pub - math.log(2), 1e-14)}")
+INITS = fig4_checks.authors_inits(d_, high, seed)
+print(INITS["table"])
+s_sub, s_pub, e_pub, relu_margin, start_pub = (INITS[k] for k in ("sub", "pub", "e_pub", "relu_margin", "start_pub"))
 
 # %% tags=["hide-input"]
 verified.record("submitted code reads canonically as w = -d", abs(s_sub.w + d_) < 1e-9,
@@ -395,46 +285,12 @@ _ = verified.record("public code: the starting loss is log 2", abs(start_pub - m
 # precision changes the plateau (its gradients are tiny on the unigram line) is not tested here.
 
 # %%
-tables = {}
-for p_, q_ in sorted({(r.p, r.q) for r in STORED.itertuples()}, key=lambda t: -sum(t)):
-    tables[(p_, q_)] = stored_runs.outcome_rows(STORED, p_, q_, INIT_LABELS, at_tol)
-for (p_, q_), (ch, rows) in tables.items():
-    print(f"p = {p_}, q = {q_} (p + q {'>' if p_ + q_ > 1 else '<'} 1): entropy rate {ch.entropy_rate:.4f}, "
-          f"H(pi) {ch.marginal_entropy:.4f}")
-    print(f"  {'initialization':<34}{'end at the entropy rate':>24}{'95% Wilson interval':>21}"
-          f"{'last leaves H(pi) at':>21}")
-    for init, r in rows.items():
-        n = len(r["finals"])
-        if n == 0:
-            print(f"  {INIT_LABELS[init]:<34}{'(no stored run)':>24}")
-            continue
-        k = int(np.sum(np.abs(r["finals"] - ch.entropy_rate) < at_tol))
-        lo, hi = wilson_interval(k, n)
-        lv = r["leaves"][np.isfinite(r["leaves"])]
-        when = "never" if len(lv) == 0 else f"step {int(np.max(lv))} ({fraction(len(lv), n)})"
-        print(f"  {INIT_LABELS[init]:<34}{fraction(k, n) + ' seeds':>24}"
-              f"{'[' + fixed(lo, 2) + ', ' + fixed(hi, 2) + ']':>21}{when:>21}")
+tables = fig4_stored.outcome_tables(STORED, INIT_LABELS, at_tol)
+print(fig4_stored.outcome_table(tables, INIT_LABELS, at_tol))
 
 # %%
-fig, axes = plt.subplots(1, len(tables), figsize=(13, 4.4), layout="constrained", sharey=False)
-colors = {"standard": plotting.NEUTRAL, "authors_submission": plotting.MAXIMA, "authors_public": plotting.LOCAL,
-          "guideline": plotting.GLOBAL}
-for ax, ((p_, q_), (ch, rows)) in zip(np.atleast_1d(axes), tables.items()):
-    for init in INIT_LABELS:
-        ev = STORED[(STORED.p == p_) & (STORED.q == q_) & (STORED.init == init)].dropna(subset=["eval_loss"])
-        piv = ev.pivot(index="step", columns="seed", values="eval_loss")
-        mean, sd = piv.mean(axis=1), piv.std(axis=1, ddof=0)
-        ax.plot(piv.index, mean, color=colors[init], lw=1.6, label=INIT_LABELS[init])
-        ax.fill_between(piv.index, mean - sd, mean + sd, color=colors[init], alpha=0.2, lw=0)
-    plotting.yardsticks(ax, ch.entropy_rate, ch.marginal_entropy)
-    ax.set_ylim(ch.entropy_rate - 0.03, max(math.log(2), ch.marginal_entropy) + 0.05)
-    ax.set_xlabel("AdamW step")
-    ax.set_ylabel("held-out loss (nats)")
-    n_s = STORED[(STORED.p == p_) & (STORED.q == q_)].seed.nunique()
-    ax.set_title(f"Fig. 4 at the paper's scale: p = {p_}, q = {q_} (mean, band = 1 sd over {n_s} seeds)")
-    ax.legend(loc="upper right")
+fig4_drawings.stored_curves(STORED, tables, INIT_LABELS)
 plt.show()
-
 
 # %% [markdown]
 # **Reading the outcomes with the canonical picture.**
@@ -453,9 +309,9 @@ plt.show()
 #   it: in the stored runs {glue:text}`af4_std_left` seeds leave it within the 1000 steps, between steps
 #   {glue:text}`af4_std_leave_first` and {glue:text}`af4_std_leave_last` (the Kaplan-Meier curves below). The seed not counted was leaving at the end: {glue:text}`af4_std_censored`;
 #   with `at_tol` halved, {glue:text}`af4_std_left_half` seeds leave within the 1000 steps, so the one missing seed
-#   marks where the line is drawn, not a run that stays. At step 400 of these 1000-step runs,
+#   marks where the line is drawn, not a run that stays. At step `submitted_steps` = 400 of these 1000-step runs,
 #   {glue:text}`af4_std_at_400` seeds were still at $H(\pi)$; the code submitted with the paper stops at step 400
-#   with its own learning-rate schedule (cosine to lr/5 by step 400), which these runs do not follow, so this
+#   with its own learning-rate schedule (cosine to $\mathrm{lr}/5$ by step 400), which these runs do not follow, so this
 #   is not a measurement of that code. (An earlier version said that "the paper's figure ends
 #   while the runs are still on the plateau"; the paper's text gives neither the length of the run behind Fig. 4
 #   nor its numerics, so that sentence is dropped.) In this recipe the plateau is long but not a wall (the chapter
@@ -464,8 +320,8 @@ plt.show()
 
 # %% [markdown]
 # The thresholds of the counts below (`at_tol`, `c_pin`, `plateau_steps`, `reach_by`) were fixed in the
-# parameters cell after the first seeds of the Fig. 4 chain had run and before the rest were made; `plateau_from`
-# was moved from 10 to 100 after those first runs showed the bias transient (from $\log 2$ down to $H(\pi)$,
+# parameters cell after the first seeds of the Fig. 4 chain had run and before the rest were made; the start of the
+# plateau window was moved from ten to 100 (`plateau_from`) after those first runs showed the bias transient (from $\log 2$ down to $H(\pi)$,
 # which in the stored runs at $p + q > 1$ first comes within `at_tol` of $H(\pi)$
 # {glue:text}`af4_bias_steps`, right after the 20-step warm-up). None of them was changed after seeds 5 to
 # 19 were run: those seeds were made for these counts, with the thresholds as they stood. With 20 stored seeds per
@@ -476,37 +332,12 @@ plt.show()
 # seeds as much as on the old ones.
 
 # %%
-c_star_of = {pq: math.log((1 - pq[0]) * (1 - pq[1]) / (pq[0] * pq[1])) for pq in tables}
 hi_pq = max(tables, key=sum)
 ch_hi = tables[hi_pq][0]
 seeds_hi = {init: stored_runs.runs_per_seed(STORED, *hi_pq, init) for init in INIT_LABELS}  # per seed, p + q > 1
 final = stored_runs.final_value
-stored_counts = {
-    # the public code's init: dead ReLUs pin c at >= 0; at p + q > 1 it therefore ends at H(pi)
-    # (counted at p + q > 1 only: at p + q < 1 c-hat reaches c* > 0, so the count could not fail there)
-    "public-code init at p + q > 1 keeps final c-hat >= -c_pin |c*|":
-        ("af4_pub_pin", [final(g, "context_coefficient") >= -c_pin * abs(c_star_of[hi_pq])
-                         for g in seeds_hi["authors_public"]]),
-    "public-code init at p + q > 1 ends within at_tol of H(pi)":
-        ("af4_pub_stay", [abs(final(g, "eval_loss") - ch_hi.marginal_entropy) < at_tol
-                          for g in seeds_hi["authors_public"]]),
-    # the submitted code's init reads as w = -d < -1/sqrt 2: for p + q > 1 the bigram predictor (Thm 2)
-    f"submitted-code init at p + q > 1 within at_tol of the entropy rate by step {reach_by}":
-        ("af4_sub_reach", [bool((np.abs(g.dropna(subset=["eval_loss"]).query("step <= @reach_by").eval_loss
-                                        - ch_hi.entropy_rate) < at_tol).any()) for g in seeds_hi["authors_submission"]]),
-    # the guideline point (1, -1) of the binary model reaches the bigram predictor on both chains
-    "guideline (1, -1) ends within at_tol of the entropy rate (both chains)":
-        ("af4_guide_reach", [abs(final(g, "eval_loss") - tables[pq][0].entropy_rate) < at_tol
-                             for pq in tables for g in stored_runs.runs_per_seed(STORED, *pq, "guideline")]),
-    # the standard init at p + q > 1 first sits on the unigram plateau
-    f"standard init at p + q > 1 within at_tol of H(pi) from step {plateau_from} to {plateau_steps}":
-        ("af4_std_plateau", [bool((np.abs(g.dropna(subset=["eval_loss"])
-                                          .query("@plateau_from <= step <= @plateau_steps").eval_loss
-                                          - ch_hi.marginal_entropy) < at_tol).all()) for g in seeds_hi["standard"]]),
-}
-# the standard init at p + q > 1 leaves H(pi) within the stored steps (AdamW's drift off the unigram line)
-stored_counts[f"standard init at p + q > 1 leaves H(pi) (below it by at_tol) within the {int(STORED.step.max())} steps"] = (
-    "af4_std_left", [bool(np.isfinite(t)) for t in tables[hi_pq][1]["standard"]["leaves"]])
+stored_counts = fig4_stored.stored_claims(STORED, tables, at_tol=at_tol, c_pin=c_pin, reach_by=reach_by,
+                                          plateau_from=plateau_from, plateau_steps=plateau_steps)
 
 # %% [markdown]
 # Each count with its Bonferroni Wilson interval, and its claim:
@@ -562,30 +393,16 @@ print(f"standard init at p + q > 1 leaves H(pi) between steps {np.nanmin(leave_s
 # 95 % log-log pointwise intervals, drawn from the same per-seed steps as the table above. The standard init's
 # median time to leave is {glue:text}`af4_std_median` (with `at_tol` halved:
 # {glue:text}`af4_std_median_half`). The submitted-code and guideline inits are below $H(\pi) -$ `at_tol` from
-# their first evaluation: they never sit on $H(\pi)$, and their curves drop at step 0.
+# their first evaluation: they never sit on $H(\pi)$, and their curves drop at the first evaluation.
 #
 
 # %%
 horizon = int(STORED.step.max())
-fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
-for init in INIT_LABELS:
-    lv = tables[hi_pq][1][init]["leaves"]
-    km = kaplan_meier(np.where(np.isfinite(lv), lv, horizon), np.isfinite(lv))
-    t = np.concatenate([[0.0], km.times, [horizon]])
-    last = km.survival[-1] if km.survival.size else 1.0
-    s = np.concatenate([[1.0], km.survival, [last]])
-    lo_s = np.concatenate([[1.0], km.lower, [km.lower[-1] if km.lower.size else 1.0]])
-    hi_s = np.concatenate([[1.0], km.upper, [km.upper[-1] if km.upper.size else 1.0]])
-    ax.step(t, s, where="post", color=colors[init], lw=1.6, label=f"{INIT_LABELS[init]} ({fraction(int(np.isfinite(lv).sum()), len(lv))} leave)")
-    ax.fill_between(t, lo_s, hi_s, step="post", color=colors[init], alpha=0.15, lw=0)
-    if init == "standard":
-        med, med_lo, med_hi = median_time(km), median_time(km, "lower"), median_time(km, "upper")
-ax.set_xlabel("AdamW step")
-ax.set_ylabel("fraction of seeds still at H(pi)")
-ax.set_ylim(-0.03, 1.03)
-ax.set_title(f"p = {hi_pq[0]}, q = {hi_pq[1]}: time to leave H(pi), {STORED.seed.nunique()} stored seeds (Kaplan-Meier, 95 % band)")
-ax.legend(loc="lower left", fontsize=8)
+leaves = {init: tables[hi_pq][1][init]["leaves"] for init in INIT_LABELS}
+_, kms = fig4_drawings.leave_survival(leaves, INIT_LABELS, horizon, f"p = {hi_pq[0]}, q = {hi_pq[1]}: time to leave "
+                                      f"H(pi), {STORED.seed.nunique()} stored seeds (Kaplan-Meier, 95 % band)")
 plt.show()
+med, med_lo, med_hi = (median_time(kms["standard"], curve) for curve in ("survival", "lower", "upper"))
 
 # %% tags=["hide-input"]
 assert np.isfinite(med), "the standard init's median time to leave H(pi) is not reached within the stored steps"
@@ -716,41 +533,12 @@ live_cfgs = [dict(p=pq[0], q=pq[1], model=cfg_of[init]["model"], init=cfg_of[ini
              for pq in (high, low) for init in LIVE_INITS for s_ in range(live_seeds)]
 live = train_many(live_cfgs, workers=workers)
 
-# %%
-def heldout_c_hat(cfg, weights):
-    """Independent reference (do not replace with markovlib's context_coefficient): c-hat, the mean logit after a 1
-    minus the mean logit after a 0, on each of `noise_batches` fresh held-out batches of the run's model (rebuilt
-    from its final weights); returns the mean over the batches and its standard error from their spread."""
-    model = Trainer(progress=False, **cfg).model
-    model.load_state_dict({k: torch.as_tensor(v, dtype=torch.float32) for k, v in weights.items()})
-    model.eval()
-    values = []
-    with torch.no_grad():
-        for j in range(noise_batches):
-            x = MarkovChain(cfg["p"], cfg["q"]).sample(cfg["batch"], live_length + 1, seed=7_000_000 + 1000 * cfg["seed"] + j,
-                                                      backend="torch")
-            ctx = x[:, :-1]
-            logit = model(ctx).to(torch.float64)
-            if logit.dim() == 3:  # the 2-token model: its binary logit is the difference of its two logits
-                logit = logit[..., 1] - logit[..., 0]
-            values.append(float(logit[ctx == 1].mean() - logit[ctx == 0].mean()))
-    values = np.array(values)
-    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(noise_batches))
-
 # %% [markdown]
 # Per run: at $H(\pi)$, pinned ($\hat c \ge -$ `pin_z` standard errors), $\hat c / c^*$ and the noise of $\hat c$:
 
 # %%
-outcome = {}  # (chain, init) -> list of (final loss near H(pi), c-hat pinned, c-hat / c*, standard error / |c*|)
-for cfg, res in zip(live_cfgs, live):
-    ch = MarkovChain(cfg["p"], cfg["q"])
-    last = [r for r in res["history"] if "eval_loss" in r][-1]
-    init = [k for k in LIVE_INITS if cfg_of[k]["init"] == cfg["init"]][0]
-    c_star_run = math.log((1 - cfg["p"]) * (1 - cfg["q"]) / (cfg["p"] * cfg["q"]))
-    c_hat, se = heldout_c_hat(cfg, res["weights"])
-    outcome.setdefault(((cfg["p"], cfg["q"]), init), []).append(
-        (abs(last["eval_loss"] - ch.marginal_entropy) < at_tol, c_hat >= -pin_z * se, c_hat / c_star_run,
-         se / abs(c_star_run)))
+outcome = fig4_checks.live_outcomes(live_cfgs, live, {cfg_of[k]["init"]: k for k in LIVE_INITS}, at_tol=at_tol,
+                                    pin_z=pin_z, noise_batches=noise_batches, length=live_length)
 pub_hi = [at_h and pin for at_h, pin, _, _ in outcome[high, "authors_public"]]
 pub_lo = [ratio > bigram_ratio for _, _, ratio, _ in outcome[low, "authors_public"]]
 noise_hi = max(se for _, _, _, se in outcome[high, "authors_public"])
