@@ -26,9 +26,14 @@ def test_defaults_pass(chapter):
     assert set(values) <= set(defaults) and values
 
 
+def test_init_guideline_accepts_chains_with_p_greater_than_q():
+    # issue 35, item 3: a chain with p > q is measured (claims 1 and 5 reported, not claimed), not refused
+    values = specs.load("init_guideline").check({**chapter_defaults("init_guideline"), "p": 0.8, "q": 0.5})
+    assert (values["p"], values["q"]) == (0.8, 0.5)
+
+
 BAD = [
     ("init_guideline", dict(p=0.3, q=0.6), r"p \+ q >= 1 \+ margin"),
-    ("init_guideline", dict(p=0.8, q=0.5), "p <= q"),
     ("init_guideline", dict(guideline_e=0.1, guideline_w=-0.1), r"E\(guideline_e, guideline_w\) > E_sad"),
     ("init_guideline", dict(plateau_window=[150, 400]), "plateau_window"),
     ("init_guideline", dict(rate=1.0), "rate < 1"),
