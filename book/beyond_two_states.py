@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,6 +12,32 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '0.0004': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.0005': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.0019': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.0091': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.0107': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.0136': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.05': an outside review's total variation (Sec. 3; not re-run here)
+#       '0.54': a p of the stored grid at K = 10 (manifest.json of the stored set)
+#       '0.6': the same scan (Sec. 2; not re-run here)
+#       '0.9': the same scan (Sec. 2; not re-run here)
+#       '0.95': a p of the stored grid at K = 10 (manifest.json of the stored set)
+#       '0.99': a p of the stored grid at K = 10 (manifest.json of the stored set)
+#       '100': the window of kstate_stored.classify_runs (back = 100 steps)
+#       '10000': an outside review's continued runs (Sec. 3b; not stored, not re-run
+#         here)
+#       '12': review B's failing run (Sec. 2, changed claims; not re-run here)
+#       '15': a scan over seeds made while writing the chapter (Sec. 2, the sign count
+#         at d = 2 to 4; not re-run here)
+#       '15000': an outside review's continued runs (Sec. 3b; not stored, not re-run
+#         here)
+#       '18': the same scan at d = 8 (Sec. 2; not re-run here)
+#       '2': the seed an outside review re-executed (Sec. 3; not re-run here)
+#       '4000': an outside review's runs at p = 0.967 (Sec. 3b; not re-run here)
+#       '95': the confidence level of the Wilson intervals (markovlib.book.inference)
 # ---
 
 # %% [markdown]
@@ -358,10 +385,10 @@ print(f"{len(q_values)} second derivatives, range of Q [{fixed(min(q_values), 1)
       f"largest relative difference to autograd {bound(rel_err, 1e-11)}")
 
 # %% tags=["hide-input"]
-_ = glue("hessian_err", bound(rel_err, 1e-11))
 _ = verified.record("Hessian along E at E = 0: formula (beyond-hessian) = autograd", rel_err < 1e-9,
                     check=f"autograd second derivative of the exact loss, {len(q_values)} (chain, attention, direction)",
                     measured=bound(rel_err, 1e-11), tolerance="1e-9 relative", kind="independent")
+_ = glue("hessian_err", bound(rel_err, 1e-11))
 
 # %% [markdown]
 # ```{prf:corollary} Small weights: the sign of lambda decides
@@ -397,13 +424,13 @@ _ = verified.record("Hessian along E at E = 0: formula (beyond-hessian) = autogr
 # direction the sign of $Q$ is reversed only most of the time.
 #
 # Check: at the standard initialization of scale `std_small`, $Q(E_0)$ over $-\tfrac{2\lambda}{K}\lVert\Pi
-# E_0\rVert^2$ is within `ratio_tol` (10 %) of one on both sides of $p^*$ (centred directions); for `n_flip` guideline-like
+# E_0\rVert^2$ is within `ratio_tol` = 0.1 of one on both sides of $p^*$ (centred directions); for `n_flip` guideline-like
 # layers per side, each with a random centred direction, the sign of $Q$ is the opposite of that prediction in more
 # than a fraction `flip_rate` of the draws on each side of $p^*$ (one count per side, with its Wilson interval and
 # Bonferroni over the two sides: not every draw reverses the sign). The count is claimed for layers of dimension
 # `d_flip` $\ge 8$ (the paper's $d$) and `n_flip` $\ge 20$ per side: at $d = 2$ to $4$ a scan over 15 seeds
 # ($K_{\text{exact}} = 3, 4$, $N_{\text{exact}} = 3, 5$, $|\lambda| = 0.1$) found each side reversing in only
-# about 0.6 to 0.9 of the draws, too close to 1/2 for 20 draws to decide, while at $d = 8$ every side of every seed
+# about 0.6 to 0.9 of the draws, too close to one half for `n_flip` = 20 draws to decide, while at $d = 8$ every side of every seed
 # reversed in at least 18 of 20.
 #
 # *Changed claims (review B):* the sign count pooled both sides of $p^*$ and was accepted at $d = 2$,
@@ -666,31 +693,31 @@ plt.show()
 # weights ({prf:ref}`beyond-cor-small-init`); the standard init reaches the entropy rate in
 # {glue:text}`std_persistent`, the guideline-like init in {glue:text}`gl_persistent` (the runs short of it end
 # {glue:text}`persistent_short`). On the switching side ($p > p^*$), where the corollary makes the unigram set a minimum
-# along every centred embedding direction, the standard init has not reached the entropy rate after 500 steps in
+# along every centred embedding direction, the standard init has not reached the entropy rate after {glue:text}`grid_steps` steps in
 # {glue:text}`std_switching`; it ends at $H(\pi)$ itself in {glue:text}`std_at_unigram`, so where the plateaus can be
 # told apart it sits on a rung $L_m$ of the ladder below the top. In the unresolved cells
 # ({glue:text}`unresolved_cells`) every final loss is within {glue:text}`unresolved_near_unigram` of $H(\pi)$. The
 # guideline-like init reaches the entropy rate on the switching side in {glue:text}`gl_switching`.
 #
-# What the data show is *slower learning* from the standard initialization on the switching side: 500 Adam steps
-# end on a plateau of partial predictors, and several of those curves are still falling at step 500. By
+# What the data show is *slower learning* from the standard initialization on the switching side: {glue:text}`grid_steps` Adam steps
+# end on a plateau of partial predictors, and several of those curves are still falling at step {glue:text}`grid_steps`. By
 # themselves they do not show a trap: Sec. 3b runs the same grid ten times longer, with plain SGD beside Adam. The switching side narrows as
 # $K$ grows ($p^* \to 1$), and there the delay costs little: at most $\log\frac{K}{K-1}$ nats.
 
 # %% [markdown]
 # **Re-executed slice.** The stored runs are deterministic only up to rounding: re-executing them (one thread, the
 # manifest's settings) reproduces the stored held-out losses bit for bit in most runs and to a few float32 rounding
-# units in the others over the first 50 steps, after which the differences grow (Adam amplifies them). So the slice
+# units in the others over the first 50 steps (`slice_prefix`), after which the differences grow (Adam amplifies them). So the slice
 # is compared over that deterministic prefix only: every stored seed of the cell (`slice_K`, `slice_p`), both inits,
-# is re-executed for `slice_prefix` steps, and its held-out losses at steps 0 and 50 must match the stored curve
-# within `slice_tol` (four times the largest difference measured over the first 50 steps of all 120 stored runs, in
+# is re-executed for `slice_prefix` steps, and its held-out losses at its evaluations up to step `slice_prefix` must match the stored curve
+# within `slice_tol` (four times the largest difference measured over the first 50 steps of all {glue:text}`grid_runs` stored runs, in
 # both numeric configurations of CI). Beyond the prefix the runs are not compared with the stored ones (a run in
-# transit between two rungs at step 500 can end on either, depending on rounding). The seed `slice_seed` is trained
-# live for all 500 steps, both inits; a run that has *settled* (its held-out loss moved by less than `falling_tol`
+# transit between two rungs at step {glue:text}`grid_steps` can end on either, depending on rounding). The seed `slice_seed` is trained
+# live for all {glue:text}`grid_steps` steps, both inits; a run that has *settled* (its held-out loss moved by less than `falling_tol`
 # over its last 100 steps) sits on its nearest level $L_m$, and its predictions, read out by the current symbol
 # $x_n$, are compared with the lumped predictor of that level (best choice of the $m$ resolved states): a settled
-# run predicts like that predictor. A run still falling at step 500 is in transit and is not read out. This read-out
-# claim is stated for $K = 3$: at $K = 5$ after 500 steps a standard run is near the plateau predictor but not on it
+# run predicts like that predictor. A run still falling at step {glue:text}`grid_steps` is in transit and is not read out. This read-out
+# claim is stated for $K = 3$: at $K = 5$ after {glue:text}`grid_steps` steps a standard run is near the plateau predictor but not on it
 # (a review re-executed $K = 5$, $p = 0.98$, seed 2 and found a total variation above 0.05, the rows not yet
 # settled).
 # The read-out row is "same code" (it trains through markovlib) and prints its total variation coarsely; its
@@ -704,6 +731,8 @@ print("\n".join(sl["lines"]))
 
 # %% tags=["hide-input"]
 _ = glue("slice_prefix_steps", str(slice_prefix))
+_ = glue("grid_steps", str(settings["steps"]))
+_ = glue("grid_runs", str(len(runs)))
 _ = verified.record(f"re-executed slice: the first {slice_prefix} steps match the stored curves", prefix_dev < slice_tol,
                     check=f"K = {slice_K}, p = {slice_p}, every stored seed, both inits, manifest settings, one thread",
                     measured=bound(prefix_dev, 1e-6), tolerance=f"{slice_tol:g} nats", kind="stored data")
@@ -724,8 +753,8 @@ _ = glue("slice_cell_std", f"{fraction((g_std.level == slice_K - 1).sum(), len(g
 
 # %% [markdown]
 # The stored curves of this cell show the order of events. On the switching side, from the standard initialization
-# the runs start at $H(\pi)$ and stay near it for a while before they fall (the figure); at step 500 the cell has
-# {glue:text}`slice_cell_std`. Whether every run eventually reaches the entropy rate is not decided by 500 steps.
+# the runs start at $H(\pi)$ and stay near it for a while before they fall (the figure); at step {glue:text}`grid_steps` the cell has
+# {glue:text}`slice_cell_std`. Whether every run eventually reaches the entropy rate is not decided by {glue:text}`grid_steps` steps.
 
 # %% [markdown]
 # (beyond-sec-phase)=
@@ -773,7 +802,7 @@ _ = verified.record("phase set: complete, checksums match, yardsticks and lambda
                     measured=bound(loaded["col_err"], 1e-14), tolerance="1e-12", kind="stored data")
 
 # %% [markdown]
-# Each phase run classified on the ladder at step 5000 (`kstate_phase.load_phase`), per cell and arm, with the runs
+# Each phase run classified on the ladder at step {glue:text}`phase_steps` (`kstate_phase.load_phase`), per cell and arm, with the runs
 # that dropped by more than `falling_tol` over the last `phase_falling_back` steps.
 
 # %%
@@ -816,6 +845,7 @@ for key, (claim, arm, side, column, want, reachable) in kstate_phase.CLAIMS.item
 
 for name, text in kstate_phase.phase_glues(phase, cells, phase_manifest, falling_tol, phase_count).items():
     glue(name, text)
+_ = glue("phase_steps", str(ps_["steps"]))
 
 # %%
 # The held-out noise. Each run's loss is measured on one fixed batch of eval_batch sequences, drawn with the seed
@@ -909,14 +939,14 @@ _ = glue("phase_noise_sd", f"{fixed(noise_sd.min(), 3)} to {fixed(noise_sd.max()
 #
 # - **plain SGD from the standard init ends at $H(\pi)$**: {glue:text}`phase_sgd_trap`. For plain SGD, as for
 #   gradient flow on the binary chain and for SGD in the full binary model ({doc}`trap_or_plateau`), the unigram set
-#   of the tied model is a trap on this side within 5000 steps;
+#   of the tied model is a trap on this side within {glue:text}`phase_steps` steps;
 # - **Adam from the standard init leaves $H(\pi)$**: {glue:text}`phase_adam_leaves`. It climbs down the ladder of
 #   plateaus ({glue:text}`phase_adam_levels`) and reaches the entropy rate in {glue:text}`phase_adam_reach`: a
 #   plateau, not a trap, at $K = 3$, as for Adam in the binary model, and a slow one. At $K = 5$ no seed reached the
 #   entropy rate: an outside review continued three of those runs to 10000 to 15000 steps, and they stayed on the same
 #   plateau $L_2$ with no drift (not stored, not re-run here), so there the plateau may be a trap for Adam too. The
 #   $K = 3$ counts depend on the horizon: in the same review, three of the runs at $p = 0.967$ reached the entropy
-#   rate between steps 4000 and 5000;
+#   rate between steps 4000 and {glue:text}`phase_steps`;
 # - **with an untied head, Adam from the same standard init reaches the entropy rate** where
 #   {prf:ref}`beyond-prop-capacity` allows it: {glue:text}`phase_untied_sw` (persistent side:
 #   {glue:text}`phase_untied_pe`);
@@ -925,12 +955,12 @@ _ = glue("phase_noise_sd", f"{fixed(noise_sd.min(), 3)} to {fixed(noise_sd.max()
 #
 # On the persistent side, where the unigram set is a saddle at small weights, the standard init reaches the entropy
 # rate under Adam ({glue:text}`phase_persist_adam`) and under SGD ({glue:text}`phase_persist_sgd`). The switching
-# cells whose plateaus lie closer than `resolution` are not classified; there the normalized gaps at step 5000, per
+# cells whose plateaus lie closer than `resolution` are not classified; there the normalized gaps at step {glue:text}`phase_steps`, per
 # arm over the cell's seeds, are {glue:text}`phase_unresolved`.
 #
-# So the 500-step picture was Adam's, and partly a matter of time: on the switching side the standard init of the
+# So the {glue:text}`grid_steps`-step picture was Adam's, and partly a matter of time: on the switching side the standard init of the
 # tied model is trapped at $H(\pi)$ under plain SGD, while Adam leaves it and descends a ladder of partial
-# predictors, at $K = 3$ mostly to the entropy rate within 5000 steps, at $K = 5$ not. Both the initialization (the
+# predictors, at $K = 3$ mostly to the entropy rate within {glue:text}`phase_steps` steps, at $K = 5$ not. Both the initialization (the
 # guideline-like one learns under SGD too) and the tie (an untied head learns from the standard init under Adam)
 # change the outcome; neither effect is derived here for $K > 2$.
 
@@ -939,7 +969,7 @@ _ = glue("phase_noise_sd", f"{fixed(noise_sd.min(), 3)} to {fixed(noise_sd.max()
 # `phase_slice_seeds`, in all five arms, is re-executed for `phase_slice_steps` steps (one thread, the manifest's
 # settings) and its held-out losses at the evaluations up to there are compared with the stored curve. The seeds
 # and steps must lie inside what `python tools/run_slice_prefix.py phase` measured in both numeric configurations of
-# CI (seeds 0 to 2 of every cell and arm, 250 steps: `slice_prefix.csv` of the set); `phase_slice_tol` is fixed from
+# CI (the first three seeds of every cell and arm, `phase_slice_steps` = 250 steps: `slice_prefix.csv` of the set); `phase_slice_tol` is fixed from
 # that measurement, printed below.
 
 # %%
