@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,6 +12,32 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '0.0004': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.0005': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.0019': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.0091': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.0107': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.0136': an outside review's figure (Sec. 3b; not re-run here)
+#       '0.05': an outside review's total variation (Sec. 3; not re-run here)
+#       '0.54': a p of the stored grid at K = 10 (manifest.json of the stored set)
+#       '0.6': the same scan (Sec. 2; not re-run here)
+#       '0.9': the same scan (Sec. 2; not re-run here)
+#       '0.95': a p of the stored grid at K = 10 (manifest.json of the stored set)
+#       '0.99': a p of the stored grid at K = 10 (manifest.json of the stored set)
+#       '100': the window of kstate_stored.classify_runs (back = 100 steps)
+#       '10000': an outside review's continued runs (Sec. 3b; not stored, not re-run
+#         here)
+#       '12': review B's failing run (Sec. 2, changed claims; not re-run here)
+#       '15': a scan over seeds made while writing the chapter (Sec. 2, the sign count
+#         at d = 2 to 4; not re-run here)
+#       '15000': an outside review's continued runs (Sec. 3b; not stored, not re-run
+#         here)
+#       '18': the same scan at d = 8 (Sec. 2; not re-run here)
+#       '2': the seed an outside review re-executed (Sec. 3; not re-run here)
+#       '4000': an outside review's runs at p = 0.967 (Sec. 3b; not re-run here)
+#       '95': the confidence level of the Wilson intervals (markovlib.book.inference)
 # ---
 
 # %% [markdown]
@@ -79,63 +106,8 @@ phase_slice_tol: float = 3e-3  # nats; 4x the largest difference over the first 
 seed: int = 0  # seed of the random weights, directions and samples
 
 # %%
-from markovlib.beyond import kstate_checks, kstate_stored, multistate
-from markovlib.book import params, stored
-facts = kstate_stored.stored_facts(stored.data_dir("beyond_two_states"))  # what the stored sets hold
-SPEC = params.declare(
-    K_list=params.IntList(3, 12, why="K > 2 (K = 2 is Part I), at most 12"),
-    p_list=params.RealList(0.05, 0.99, why="the Monte Carlo checks need the chain to mix within mc_length symbols"),
-    K_exact=params.Choice([3, 4], why="exact enumeration of K^N sequences"),
-    N_exact=params.Int(3, 6, why="exact enumeration of K^N sequences"),
-    p_sides=params.RealList(0.0, 1.0, closed=False, why="one p on each side of p*, |lambda| >= lam_margin (below)"),
-    lam_margin=params.Real(0.0, 1.0, closed=False, why="side-dependent statements keep |lambda| at least this"),
-    d=params.Int(2, why="embedding dimension"),
-    std_random=params.Real(0.05, 2.0, why="random weights of the exact checks"),
-    std_small=params.Real(0.0, 0.05, why="the corollary's small weights, > 0 (below)"),
-    n_dirs=params.Int(1, why="directions per Hessian check"),
-    n_flip=params.Int(20, why="a count per side of p*, Bonferroni over the two"),
-    d_flip=params.Int(8, why="at d 2 to 4 a side reverses in only 0.6 to 0.9 of the draws, too close to flip_rate"),
-    flip_rate=params.Real(0.5, 1.0, why="a rate of at least 1/2, below 1 (below)"),
-    ratio_tol=params.Real(0.0, 0.5, closed=False, why="threshold fixed before the data"),
-    mc_batch=params.Int(20, why="10 groups for the standard errors; 20000 transitions at least (below)"),
-    mc_length=params.Int(20, why="symbols per sequence"),
-    mc_z=params.Real(3.0, 10.0, why="at least the Bonferroni quantile of all Monte Carlo tests (below)"),
-    mc_alpha=params.Real(1e-6, 0.05, why="family-wise false-alarm bound of the Monte Carlo checks"),
-    resolution=params.Real(0.005, 1.0, why="plateaus closer than this are not told apart"),
-    falling_tol=params.Real(0.0, 0.1, closed=False, why="threshold of a still-falling curve"),
-    slice_K=params.Choice([3], why="the read-out claim of the slice is stated for K = 3 (Sec. 3)"),
-    slice_p=params.Probability(why="a stored p of slice_K (below)"),
-    slice_seed=params.Int(0, why="a stored seed (below)"),
-    slice_prefix=params.Int(50, facts["steps"], why="a multiple of 50 (the curves' evaluations; below)"),
-    tv_tol=params.Real(0.0, 0.5, closed=False, why="threshold fixed before the data"),
-    lag1_tol=params.Real(0.0, 0.1, closed=False, why="threshold fixed before the data"),
-    lag_gap=params.Real(0.0, 1.0, closed=False, why="threshold fixed before the data"),
-    slice_tol=params.Real(0.0, 0.1, closed=False, why="4x the largest prefix difference measured in CI"),
-    phase_count=params.Int(6, 10, why="more than half of the 10 stored seeds, at most all of them"),
-    phase_falling_back=params.Int(1, facts["phase_steps"], below=True, why="a multiple of the evaluation step (below)"),
-    batch_spread_ratio=params.Real(0.0, 1.0, closed=False, why="a wrong batch gives about 1.4"),
-    phase_slice_seeds=params.IntList(0, why="among the seeds whose prefix was measured (below)"),
-    phase_slice_steps=params.Int(1, facts["prefix_steps"], why="within the measured prefix; a multiple of the evaluation step"),
-    phase_slice_tol=params.Real(0.0, 0.1, closed=False, why="4x the largest measured prefix difference"),
-    seed=params.Int(0, why="any seed"),
-    require=[
-        ("p_sides = [p below p*, p above p*], |lambda| >= lam_margin at K_exact (slack 1e-12: lambda's rounding)",
-         lambda v: len(v["p_sides"]) == 2 and min(multistate.symmetric_eigenvalue(v["K_exact"], v["p_sides"][0]),
-         -multistate.symmetric_eigenvalue(v["K_exact"], v["p_sides"][1])) >= v["lam_margin"] - 1e-12, "the sides"),
-        ("std_small > 0, flip_rate < 1", lambda v: v["std_small"] > 0 and v["flip_rate"] < 1, "a scale; a rate < 1"),
-        ("mc_batch * (mc_length - 1) >= 20000", lambda v: v["mc_batch"] * (v["mc_length"] - 1) >= 20000, "transitions"),
-        ("mc_z >= kstate_checks.mc_z_min(mc_alpha, 2 len(K_list) len(p_list) + 2 lags)", lambda v: v["mc_z"]
-         >= kstate_checks.mc_z_min(v["mc_alpha"], 2 * len(v["K_list"]) * len(v["p_list"]) + 2 * len(facts["lags"])),
-         "Student t, 9 degrees of freedom: longer K_list and p_list need a larger mc_z (mc_z 3 failed at 100 chains)"),
-        ("(slice_K, slice_p, slice_seed) stored", lambda v: kstate_stored.is_stored_cell(
-            facts, v["slice_K"], v["slice_p"], v["slice_seed"]), f"the stored grid {facts['grid']}, seeds {facts['seeds']}"),
-        ("slice_prefix % 50 == 0", lambda v: v["slice_prefix"] % 50 == 0, "the curves are evaluated every 50 steps"),
-        ("phase_falling_back and phase_slice_steps multiples of the phase evaluation step", lambda v: (v["phase_falling_back"]
-         % facts["phase_eval_every"]) + (v["phase_slice_steps"] % facts["phase_eval_every"]) == 0, "stored evaluations"),
-        ("phase_slice_seeds among the measured seeds", lambda v: set(v["phase_slice_seeds"]) <= set(facts["prefix_seeds"]),
-         f"tools/run_slice_prefix.py measured seeds {facts['prefix_seeds']}"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("beyond_two_states")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
@@ -146,29 +118,18 @@ SPEC.table()
 # stored slice on the other side of $p^*$). Next, the chapter's imports and its record of checks.
 
 # %%
-import itertools
-import json
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
-import torch
 from IPython.display import display
 
 from markovlib.beyond import drawings as beyond_drawings
-from markovlib.beyond import kstate_training
-from markovlib.book import explorers, plotting, widgets
+from markovlib.beyond import kstate_checks, kstate_drawings, kstate_exact, kstate_grid, kstate_phase, kstate_reference
+from markovlib.beyond import kstate_stored
+from markovlib.book import explorers, plotting, stored, widgets
 from markovlib.book.formatting import bound, fixed, fraction
 from markovlib.book.glue import glue
-from markovlib.book.inference import wilson_interval, wilson_lower_z
 from markovlib.book.report import Verification
-from markovlib.book.stored import verify_checksums
 from markovlib.book.sweep import record_results
-from markovlib.markov.chain import MarkovChain
-from markovlib.markov.energy import energy as energy_pkg
-from markovlib.transformer.exact import exact_loss
-from markovlib.transformer.model import MarkovTransformer
 
 plotting.use_style()
 verified = Verification()
@@ -248,35 +209,9 @@ DATA = stored.data_dir("beyond_two_states")
 # `p_list` stays in $[0.05, 0.99]$ because the Monte Carlo checks need the chain to mix within `mc_length` symbols.
 
 # %%
-def eig_yardsticks(P):
-    """Independent reference: pi from numpy's eigenvectors, row entropies by hand (do not replace with markovlib)."""
-    vals, vecs = np.linalg.eig(P.T)
-    v = np.real(vecs[:, np.argmin(np.abs(vals - 1))])
-    pi = v / v.sum()
-    rows = -(P * np.log(P)).sum(axis=1)
-    return float(pi @ rows), float(-(pi * np.log(pi)).sum()), np.sort(np.real(vals))
-
-
-err_eig, err_pkg, err_eigval, mc_worst = 0.0, 0.0, 0.0, 0.0
-rows = []
-for K in K_list:
-    for p in p_list:
-        P = multistate.symmetric_kernel(K, p)
-        rate, marg = multistate.symmetric_entropy_rate(K, p), multistate.symmetric_marginal_entropy(K)
-        r_eig, m_eig, vals = eig_yardsticks(P)
-        chain = multistate.symmetric_chain(K, p)
-        err_eig = max(err_eig, abs(rate - r_eig), abs(marg - m_eig))
-        err_pkg = max(err_pkg, abs(rate - chain.entropy_rate), abs(marg - chain.marginal_entropy))
-        lam = multistate.symmetric_eigenvalue(K, p)
-        err_eigval = max(err_eigval, np.abs(vals[:-1] - lam).max(), abs(vals[-1] - 1))
-        # Monte Carlo: plug-in entropies of the empirical transitions and of the empirical marginal
-        x = chain.sample(mc_batch, mc_length, seed=seed + 1000 * K, backend="numpy").astype(np.int64)
-        ratios, (mc_rate, _) = kstate_checks.mc_ratios(x[:, :-1], x[:, 1:], K, rate, z=mc_z, want_marg=marg, lam=lam,
-                                                       cond_sd=kstate_checks.transition_log_sd(P))
-        mc_worst = max(mc_worst, *ratios)
-        rows.append((K, p, fixed(lam, 4), fixed(marg, 6), fixed(rate, 6), fixed(mc_rate, 2)))
-print(pd.DataFrame(rows, columns=["K", "p", "lambda", "H(pi) = log K", "entropy rate", "Monte Carlo (2 dp)"])
-      .to_string(index=False))
+ys = kstate_exact.yardstick_table(K_list, p_list, mc_batch=mc_batch, mc_length=mc_length, mc_z=mc_z, seed=seed)
+err_eig, err_pkg, err_eigval, mc_worst = ys["err_eig"], ys["err_pkg"], ys["err_eigval"], ys["mc_worst"]
+print(ys["table"].to_string(index=False))
 print(f"Monte Carlo: largest |error| / (bias bound + {mc_z:g} standard errors) = {fixed(mc_worst, 1)}")
 
 # %% tags=["hide-input"]
@@ -304,14 +239,8 @@ _ = verified.record("yardsticks: Monte Carlo plug-in estimates", mc_worst < 1,
 # and on it the two yardsticks are close: $\log K - (h(p) + p\log(K-1)) \le \log K - \log(K-1) \approx 1/K$.
 
 # %%
-err_iid = 0.0
-for K in K_list:
-    ps = multistate.iid_point(K)
-    err_iid = max(err_iid, abs(multistate.symmetric_eigenvalue(K, ps)), np.abs(multistate.symmetric_kernel(K, ps) - 1 / K).max(),
-                  abs(multistate.symmetric_entropy_rate(K, ps) - math.log(K)))
-    gap_max = math.log(K) - multistate.symmetric_entropy_rate(K, 1 - 1e-12)
-    print(f"K = {K:2d}: p* = {fixed(ps, 4)}; largest gap log K - entropy rate on the switching side "
-          f"{fixed(gap_max, 4)} nats (at p -> 1), log K - log(K-1) = {fixed(math.log(K / (K - 1)), 4)}")
+err_iid, lines = kstate_exact.iid_point_check(K_list)
+print("\n".join(lines))
 
 # %% tags=["hide-input"]
 _ = verified.record("at p* = (K-1)/K: lambda = 0, identical rows, entropy rate = log K", err_iid < 1e-12,
@@ -386,30 +315,10 @@ _ = verified.record("at p* = (K-1)/K: lambda = 0, identical rows, entropy rate =
 # critical set: `multistate.zero_embedding_model` ($E = 0$, $b = \log\pi$, every other weight random).
 
 # %%
-chains_exact = {f"symmetric p = {p}": multistate.symmetric_chain(K_exact, p) for p in p_sides}
-chains_exact["random kernel"] = MarkovChain.from_kernel(kstate_checks.random_kernel(K_exact, rng))
-CONTROL_STEP = 1e-3  # negative control: E or b moved off the critical set by this (random unit direction)
-ctrl_rng = np.random.default_rng([seed, 3])  # its own generator: the draws of the later checks stay as they were
-grad_ratio, loss_err, control_ratio = 0.0, 0.0, math.inf
-for j, (name, chain) in enumerate(chains_exact.items()):
-    for attention in ("softmax", None):
-        model = multistate.zero_embedding_model(chain, d=d, max_len=N_exact, std=std_random, seed=seed + j,
-                                                attention=attention)
-        with torch.no_grad():  # the rounding scale tau of the check (derived above)
-            z0_max = float(multistate.block(model, model.positional[: N_exact - 1]).abs().max())
-        tau = kstate_checks.rounding_scale(N_exact, K_exact, z0_max)
-        loss, g = kstate_checks.largest_gradient(model, chain, N_exact)
-        grad_ratio = max(grad_ratio, g / tau)
-        loss_err = max(loss_err, abs(float(loss.detach()) - chain.marginal_entropy))
-        for prm in (model.embedding, model.bias):  # negative control: off the set, the same ratio exceeds one
-            step = torch.as_tensor(ctrl_rng.standard_normal(tuple(prm.shape)))
-            with torch.no_grad():
-                saved = prm.detach().clone()
-                prm.add_(CONTROL_STEP * step / step.norm())
-            control_ratio = min(control_ratio, kstate_checks.largest_gradient(model, chain, N_exact)[1] / tau)
-            with torch.no_grad():
-                prm.copy_(saved)
-GRAD_PRINT = 0.1  # printed bound of the ratio: the largest measured over the Range is about 0.02 (N_exact 3), 0.001 at the defaults
+chains_exact = kstate_exact.exact_chains(K_exact, p_sides, rng)
+crit = kstate_exact.critical_set_check(chains_exact, d=d, length=N_exact, std=std_random, seed=seed)
+grad_ratio, loss_err, control_ratio = crit["grad_ratio"], crit["loss_err"], crit["control_ratio"]
+GRAD_PRINT, CONTROL_STEP = kstate_exact.GRAD_PRINT, kstate_exact.CONTROL_STEP
 print(f"E = 0, softmax(b) = pi, random weights (std {std_random}), {len(chains_exact)} chains x 2 attentions:")
 print(f"  largest gradient entry / rounding scale tau {bound(grad_ratio, GRAD_PRINT)}, |loss - H(pi)| {bound(loss_err, 1e-13)}")
 print(f"  negative control (E or b moved by {CONTROL_STEP:g}): smallest largest-gradient-entry / tau {control_ratio:.0e}")
@@ -470,40 +379,16 @@ _ = verified.record("... and the scaled tolerance catches a gradient off the cri
 # $tE_0$, for random weights, `n_dirs` random directions, both attentions, the three chains.
 
 # %%
-def loss_along(model, chain, length, E0, t):
-    """Independent reference: the exact loss with the embedding replaced by t E0, so that autograd differentiates
-    along that line (do not replace with markovlib)."""
-    saved = model.embedding
-    del model.embedding
-    model.embedding = t * E0
-    try:
-        return exact_loss(model, chain, length)
-    finally:
-        del model.embedding
-        model.embedding = saved
-
-
-rel_err, q_values = 0.0, []
-for j, (name, chain) in enumerate(chains_exact.items()):
-    for attention in ("softmax", None):
-        model = multistate.zero_embedding_model(chain, d=d, max_len=N_exact, std=std_random, seed=seed + j,
-                                                attention=attention)
-        for _ in range(n_dirs):
-            E0 = torch.as_tensor(rng.standard_normal((K_exact, d)))
-            t = torch.zeros((), dtype=torch.float64, requires_grad=True)
-            (g1,) = torch.autograd.grad(loss_along(model, chain, N_exact, E0, t), t, create_graph=True)
-            (g2,) = torch.autograd.grad(g1, t)
-            q = multistate.zero_embedding_hessian(model, chain, N_exact, E0.numpy())
-            rel_err = max(rel_err, abs(float(g2) - q) / max(1.0, abs(q)))
-            q_values.append(q)
+rel_err, q_values = kstate_exact.hessian_check(chains_exact, d=d, length=N_exact, std=std_random, seed=seed,
+                                               n_dirs=n_dirs, rng=rng)
 print(f"{len(q_values)} second derivatives, range of Q [{fixed(min(q_values), 1)}, {fixed(max(q_values), 1)}]; "
       f"largest relative difference to autograd {bound(rel_err, 1e-11)}")
 
 # %% tags=["hide-input"]
-_ = glue("hessian_err", bound(rel_err, 1e-11))
 _ = verified.record("Hessian along E at E = 0: formula (beyond-hessian) = autograd", rel_err < 1e-9,
                     check=f"autograd second derivative of the exact loss, {len(q_values)} (chain, attention, direction)",
                     measured=bound(rel_err, 1e-11), tolerance="1e-9 relative", kind="independent")
+_ = glue("hessian_err", bound(rel_err, 1e-11))
 
 # %% [markdown]
 # ```{prf:corollary} Small weights: the sign of lambda decides
@@ -539,13 +424,13 @@ _ = verified.record("Hessian along E at E = 0: formula (beyond-hessian) = autogr
 # direction the sign of $Q$ is reversed only most of the time.
 #
 # Check: at the standard initialization of scale `std_small`, $Q(E_0)$ over $-\tfrac{2\lambda}{K}\lVert\Pi
-# E_0\rVert^2$ is within `ratio_tol` (10 %) of one on both sides of $p^*$ (centred directions); for `n_flip` guideline-like
+# E_0\rVert^2$ is within `ratio_tol` = 0.1 of one on both sides of $p^*$ (centred directions); for `n_flip` guideline-like
 # layers per side, each with a random centred direction, the sign of $Q$ is the opposite of that prediction in more
 # than a fraction `flip_rate` of the draws on each side of $p^*$ (one count per side, with its Wilson interval and
 # Bonferroni over the two sides: not every draw reverses the sign). The count is claimed for layers of dimension
 # `d_flip` $\ge 8$ (the paper's $d$) and `n_flip` $\ge 20$ per side: at $d = 2$ to $4$ a scan over 15 seeds
 # ($K_{\text{exact}} = 3, 4$, $N_{\text{exact}} = 3, 5$, $|\lambda| = 0.1$) found each side reversing in only
-# about 0.6 to 0.9 of the draws, too close to 1/2 for 20 draws to decide, while at $d = 8$ every side of every seed
+# about 0.6 to 0.9 of the draws, too close to one half for `n_flip` = 20 draws to decide, while at $d = 8$ every side of every seed
 # reversed in at least 18 of 20.
 #
 # *Changed claims (review B):* the sign count pooled both sides of $p^*$ and was accepted at $d = 2$,
@@ -553,30 +438,10 @@ _ = verified.record("Hessian along E at E = 0: formula (beyond-hessian) = autogr
 # over the two, claimed for `d_flip` $\ge 8$ and `n_flip` $\ge 20$.
 
 # %%
-ratios, flipped, flips_side = [], [], []
-proj_f = np.eye(K_exact) - 1 / K_exact
-for j, p in enumerate(p_sides):
-    chain = multistate.symmetric_chain(K_exact, p)
-    lam = multistate.symmetric_eigenvalue(K_exact, p)
-    proj = np.eye(K_exact) - 1 / K_exact
-    small = multistate.zero_embedding_model(chain, d=d, max_len=N_exact, std=std_small, seed=seed + 10 + j)
-    for _ in range(n_dirs):
-        E0 = proj @ rng.standard_normal((K_exact, d))
-        pred = -2 * lam / K_exact * float((E0**2).sum())
-        ratios.append(multistate.zero_embedding_hessian(small, chain, N_exact, E0) / pred)
-    for i in range(n_flip):
-        guide = MarkovTransformer(d_flip, N_exact, n_states=K_exact, reference_impl=True)
-        kstate_training.init_kstate(guide, "guideline_like", seed + 1000 * (j + 1) + i)
-        with torch.no_grad():
-            guide.embedding.zero_()
-        E0 = proj_f @ rng.standard_normal((K_exact, d_flip))
-        pred = -2 * lam / K_exact * float((E0**2).sum())
-        flipped.append(bool(np.sign(multistate.zero_embedding_hessian(guide, chain, N_exact, E0)) == -np.sign(pred)))
-    flips_side.append((p, lam, sum(flipped[-n_flip:])))
-    print(f"p = {p} (lambda {fixed(lam, 3)}): small weights Q / prediction in "
-          f"[{fixed(min(ratios[-n_dirs:]), 2)}, {fixed(max(ratios[-n_dirs:]), 2)}]; guideline-like layers (d {d_flip}) "
-          f"reversing the sign: {fraction(sum(flipped[-n_flip:]), n_flip)}")
-ratio_dev = max(abs(r - 1) for r in ratios)
+small = kstate_exact.small_weight_check(K_exact, p_sides, d=d, length=N_exact, std=std_small, n_dirs=n_dirs,
+                                        n_flip=n_flip, d_flip=d_flip, seed=seed, rng=rng)
+flipped, flips_side, ratio_dev = small["flipped"], small["sides"], small["ratio_dev"]
+print("\n".join(small["lines"]))
 
 # %% tags=["hide-input"]
 _ = glue("flip_count", f"{fraction(flips_side[0][2], n_flip)} draws for p < p* and "
@@ -626,20 +491,16 @@ static.show()
 # Checked over the frames: the sign of $Q$ follows $-\lambda$ on every frame at least `lam_margin` from $p^*$.
 
 # %% tags=["hide-input"]
-frames = [(float(v.split()[1].rstrip(":")), "traps" in v) for v in static.values]
-decided = [(lam, trap) for lam, trap in frames if abs(lam) >= lam_margin]
-n_sign = sum(trap == (lam < 0) for lam, trap in decided)
-near = [(lam, trap) for lam, trap in frames if abs(lam) < lam_margin]
-_ = glue("near_frames", ("; ".join(f"lambda {fixed(lam, 3)}: Q {'>' if trap else '<'} 0" for lam, trap in near) or "none")
-         + ("" if any(0 < lam < lam_margin for lam, _ in near)
-            else f" (no frame has 0 < lambda < {lam_margin:g}: the persistent side next to p* is not shown)"))
-print(f"{static.n_frames} frames; {len(decided)} with |lambda| >= {lam_margin:g}: Q > 0 exactly where lambda < 0 in "
-      f"{n_sign}; the {static.n_frames - len(decided)} near p* show Q > 0 in {sum(t for lam, t in frames if abs(lam) < lam_margin)}")
+fs = kstate_exact.frame_signs(static.values, lam_margin)
+_ = glue("near_frames", ("; ".join(f"lambda {fixed(lam, 3)}: Q {'>' if trap else '<'} 0" for lam, trap in fs["near"])
+                         or "none") + ("" if any(0 < lam < lam_margin for lam, _ in fs["near"]) else
+                                       f" (no frame has 0 < lambda < {lam_margin:g}: the persistent side next to p* is not shown)"))
+print(f"{static.n_frames} frames; {fs['n_decided']} with |lambda| >= {lam_margin:g}: Q > 0 exactly where lambda < 0 in "
+      f"{fs['n_sign']}; the {static.n_frames - fs['n_decided']} near p* show Q > 0 in {sum(t for _, t in fs['near'])}")
 _ = verified.record("explorer: the sign of Q at small weights follows -lambda on every frame away from p*",
-                    n_sign == len(decided),
-                    check=f"zero_embedding_hessian at std 0.02 on the slider grid (K in 2, 3, 5, 10; 7 p each), "
-                          f"frames with |lambda| >= {lam_margin:g}",
-                    measured=f"{n_sign}/{len(decided)} frames", tolerance="every frame", kind="same code")
+                    fs["n_sign"] == fs["n_decided"], check=f"zero_embedding_hessian at std 0.02 on the slider grid (K in "
+                    f"2, 3, 5, 10; 7 p each), frames with |lambda| >= {lam_margin:g}",
+                    measured=f"{fs['n_sign']}/{fs['n_decided']} frames", tolerance="every frame", kind="same code")
 
 # %% [markdown]
 # (beyond-sec-conserved)=
@@ -696,30 +557,8 @@ _ = verified.record("explorer: the sign of Q at small weights follows -lambda on
 # closed forms of the same rates) is compared with them.
 
 # %%
-def quantities(P):
-    """Independent reference: the conserved quantities written out, and |E|^2 (do not replace with markovlib)."""
-    W1, W2, Wq, Wk, Wv, Wo, E = (P[n] for n in ("W_1", "W_2", "W_Q", "W_K", "W_V", "W_O", "embedding"))
-    return {"neuron_balance": (W1**2).sum(1) - (W2**2).sum(0), "query_key": Wq @ Wq.T - Wk @ Wk.T,
-            "value_output": Wv @ Wv.T - Wo.T @ Wo, "embedding_norm": (E**2).sum()}
-
-
-rate_max, pkg_err, emb_rates, eps = 0.0, 0.0, [], 1e-3
-for j, chain in enumerate(chains_exact.values()):
-    model = MarkovTransformer(d, N_exact, n_states=K_exact, reference_impl=True)
-    model.init_weights("standard", std=std_random, seed=seed + 30 + j)
-    loss = exact_loss(model, chain, N_exact)
-    names = [n for n, _ in model.named_parameters()]
-    grads = dict(zip(names, torch.autograd.grad(loss, list(model.parameters()))))
-    P = {n: prm.detach().double() for n, prm in model.named_parameters()}
-    lo = quantities({n: P[n] + eps * grads[n] for n in P})
-    hi = quantities({n: P[n] - eps * grads[n] for n in P})
-    r = {k: ((hi[k] - lo[k]) / (2 * eps)).numpy() for k in lo}  # dQ/dt along theta' = -grad
-    r_pkg = multistate.conservation_rates(model, grads)
-    scale = max(float(g.abs().max()) for g in grads.values()) * std_random
-    rate_max = max(rate_max, *(float(np.abs(r[k]).max()) / scale for k in ("neuron_balance", "query_key",
-                                                                            "value_output")))
-    pkg_err = max(pkg_err, *(float(np.abs(r[k] - r_pkg[k]).max()) / scale for k in r))
-    emb_rates.append(abs(float(r["embedding_norm"])) / scale)
+rate_max, pkg_err, emb_rates = kstate_exact.conservation_check(chains_exact, d=d, length=N_exact, std=std_random,
+                                                               seed=seed)
 print(f"conserved rates / (gradient scale x weight scale): {bound(rate_max, 1e-10)}; the package's closed-form "
       f"rates agree to {bound(pkg_err, 2e-10)}; d|E|^2/dt on the same scale: smallest over {len(emb_rates)} chains "
       f"{fixed(min(emb_rates), 2)}")
@@ -744,28 +583,13 @@ _ = verified.record("|E|^2 is not conserved (the tied embedding has no rescaling
 # $w < 0$.
 
 # %%
-ew = torch.as_tensor(rng.uniform(-2, 2, size=(2, 200)))
-ew[1] = torch.where(ew[1].abs() < 0.05, 0.05 * torch.sign(ew[1]) + ew[1], ew[1])  # keep off the invariant line w = 0
-ew.requires_grad_(True)
-e_, w_ = ew
-c_canonical = e_**2 * (1 + 2 * w_ * torch.abs(w_))  # independent reference: c(e, w) and E written out in torch
-energy_canonical = e_**2 - w_**2 - torch.sign(w_) * torch.log(torch.abs(w_))
-(gc,) = torch.autograd.grad(c_canonical.sum(), ew, retain_graph=True)
-(gE,) = torch.autograd.grad(energy_canonical.sum(), ew, retain_graph=True)
-(gE1,) = torch.autograd.grad((e_**2 - w_**2 + torch.log(w_.abs())).sum(), ew)
-orth = ((gE * gc).sum(0).abs() / (gE.norm(dim=0) * gc.norm(dim=0))).detach().numpy()
-orth1 = ((gE1 * gc).sum(0).abs() / (gE1.norm(dim=0) * gc.norm(dim=0))).detach().numpy()
-w_pos = ew[1].detach().numpy() > 0
-pkg_energy_err = float(np.abs(energy_pkg(*ew.detach().numpy()) - energy_canonical.detach().numpy()).max())
-print(f"E = e^2 - w^2 - sign(w) log|w|: |cos(grad E, grad c)| {bound(orth.max(), 1e-13)} at {int(w_pos.sum())} points "
-      f"with w > 0 and {int((~w_pos).sum())} with w < 0; the form e^2 - w^2 + log|w|: largest |cos| "
-      f"{fixed(orth1[w_pos].max(), 2)} for w > 0, {bound(orth1[~w_pos].max(), 1e-13)} for w < 0; "
-      f"markovlib.markov.energy.energy agrees to {bound(pkg_energy_err, 1e-13)}")
+en = kstate_exact.energy_check(rng)
+print(en["text"])
 
 # %% tags=["hide-input"]
 _ = verified.record("the canonical energy E = e^2 - w^2 - sign(w) log|w| is conserved (grad E . grad c = 0, both signs "
-                    "of w)", orth.max() < 1e-12, check="torch autograd of c(e, w) = e^2 (1 + 2w|w|) and of E at 400 random "
-                    "points", measured=bound(orth.max(), 1e-13), tolerance="1e-12 (cosine)", kind="independent")
+                    "of w)", en["orth"] < 1e-12, check=f"torch autograd of c(e, w) = e^2 (1 + 2w|w|) and of E at {en['n']} "
+                    "random points", measured=bound(en["orth"], 1e-13), tolerance="1e-12 (cosine)", kind="independent")
 
 # %% [markdown]
 # (beyond-sec-grid)=
@@ -838,17 +662,9 @@ _ = verified.record("the canonical energy E = e^2 - w^2 - sign(w) log|w| is cons
 # forms of Sec. 1.
 
 # %%
-manifest = json.loads((DATA / "manifest.json").read_text())
-curves = pd.read_csv(DATA / "curves.csv")
-runs = kstate_stored.classify_runs(pd.read_csv(DATA / "runs.csv"), curves, resolution)
-settings = manifest["settings"]
-print(f"stored: {len(runs)} runs of {manifest['runs_planned']} planned, K {sorted(set(runs.K))}, "
-      f"seeds {sorted(set(runs.seed))}, inits {manifest['inits']}, N = {settings['length']}, "
-      f"{settings['steps']} steps, batch {settings['batch']}, lr {settings['lr']}, optimizer {manifest['optimizer']}, "
-      f"torch {manifest['versions']['torch']}")
-col_err = float(max(np.abs(runs.entropy_rate - [multistate.symmetric_entropy_rate(k, p) for k, p in zip(runs.K, runs.p)]).max(),
-                    np.abs(runs.marginal_entropy - np.log(runs.K)).max(),
-                    np.abs(runs.lam - [multistate.symmetric_eigenvalue(k, p) for k, p in zip(runs.K, runs.p)]).max()))
+grid = kstate_grid.load_grid(DATA, resolution)
+runs, curves, settings, col_err = grid["runs"], grid["curves"], grid["settings"], grid["col_err"]
+print(grid["text"])
 
 # %% tags=["hide-input"]
 _ = verified.record("stored rows: yardsticks and lambda = the closed forms", col_err < 1e-12,
@@ -861,74 +677,15 @@ _ = verified.record("stored rows: yardsticks and lambda = the closed forms", col
 # and twice it).
 
 # %%
-table = []
-for (K, p, init), g in runs.groupby(["K", "p", "init"], sort=True):
-    res = bool(g.resolvable.iloc[0])
-    falls = [int((g.fell > f * falling_tol).sum()) for f in (0.5, 1, 2)]
-    table.append((K, p, fixed(g.lam.iloc[0], 3), init,
-                  kstate_stored.count_text(g.at_bigram) if res else "(unresolved)",
-                  kstate_stored.count_text(g.at_unigram) if res else "(unresolved)",
-                  " ".join(str(v) for v in sorted(g.level)) if res else "",
-                  f"{falls[1]}/{len(g)} ({falls[0]}, {falls[2]})"))
-print(pd.DataFrame(table, columns=["K", "p", "lambda", "init", "reaches entropy rate [95% Wilson]",
-                                   "ends at H(pi) [95% Wilson]", "nearest level m (per seed)",
-                                   "still falling (at half, twice falling_tol)"]).to_string(index=False))
-sw = runs[(runs.side == "p > p*") & (runs.init == "standard")]
-unres = sw[~sw.resolvable]
-rel_unres = float(((unres.marginal_entropy - unres.final_loss) / unres.marginal_entropy).abs().max()) if len(unres) else 0.0
-print(f"p > p*, standard init: {fraction(sw.trapped.sum(), len(sw))} runs over all cells have normalized gap > "
-      f"{manifest['trap_threshold']} (the script's first threshold, column trapped); in the unresolved cells every "
-      f"final loss is within {fixed(100 * rel_unres, 1)} % of H(pi)")
+print(kstate_grid.grid_table(runs, falling_tol).to_string(index=False))
+print(kstate_grid.grid_note(runs, grid["manifest"]))
 
 # %% tags=["hide-input"]
-unres_cells = sorted({(int(K), float(p)) for K, p in zip(runs.K[~runs.resolvable], runs.p[~runs.resolvable])})
-_ = glue("unresolved_cells", "; ".join(f"K = {K}, p = {p:g}" for K, p in unres_cells) if unres_cells else "none")
-_ = glue("std_persistent", kstate_stored.cells_text(runs, "p < p*", "standard"))
-_ = glue("gl_persistent", kstate_stored.cells_text(runs, "p < p*", "guideline_like"))
-short_p = runs[(runs.side == "p < p*") & runs.resolvable & ~runs.at_bigram]
-rungs = sorted(set(int(v) for v in short_p.K - 1 - short_p.level))
-_ = glue("persistent_short", "none short" if short_p.empty else
-         (f"{rungs[0]} rung below the entropy rate, at L_(K-{rungs[0] + 1})" if rungs == [1] else
-          "between " + " and ".join(str(r_) for r_ in rungs) + " rungs below the entropy rate"))
-sw_std = runs[(runs.side == "p > p*") & (runs.init == "standard") & runs.resolvable]
-_ = glue("std_switching", "; ".join(f"{fraction((~g.at_bigram).sum(), len(g))} at K = {K}, p = {p:g} "
-                                    f"({fraction((g.fell > falling_tol).sum(), len(g))} still falling)"
-                                    for (K, p), g in sw_std.groupby(["K", "p"])))
-_ = glue("gl_switching", kstate_stored.cells_text(runs, "p > p*", "guideline_like"))
-_ = glue("std_at_unigram", kstate_stored.cells_text(runs, "p > p*", "standard", "at_unigram"))
-_ = glue("unresolved_near_unigram", f"{fixed(100 * rel_unres, 1)} %")
-n_cell = int(runs.groupby(["K", "p", "init"]).size().max())
-_ = glue("wilson_5of5", f"{n_cell}/{n_cell} is {fixed(wilson_interval(n_cell, n_cell, wilson_lower_z(0.05))[0], 2)}")
+for name, text in kstate_grid.grid_glues(runs, falling_tol).items():
+    glue(name, text)
 
 # %%
-Ks = sorted(set(runs.K))
-fig, axes = plt.subplots(1, len(Ks), figsize=(4.2 * len(Ks), 3.8), sharey=True)
-axes = np.atleast_1d(axes)
-styles = {"standard": dict(marker="o", color=plotting.NEUTRAL), "guideline_like": dict(marker="^", color=plotting.MAXIMA)}
-for ax, K in zip(axes, Ks):
-    g = runs[runs.K == K]
-    ps = sorted(set(g.p))
-    for p in ps:
-        L = kstate_stored.ladder(K, p)
-        lv = (L - L[-1]) / (L[0] - L[-1])
-        ax.hlines(lv[1:-1], p - 0.012, p + 0.012, color=plotting.SADDLE, lw=1.2)
-    for j, (init, st) in enumerate(styles.items()):
-        h = g[g.init == init]
-        offs = (j - 0.5) * 0.01 + 0.002 * (h.seed - h.seed.mean())
-        gap = (h.final_loss - h.entropy_rate) / (h.marginal_entropy - h.entropy_rate)
-        face = [st["color"] if r else "none" for r in h.resolvable]
-        ax.scatter(h.p + offs, gap, marker=st["marker"], facecolors=face, edgecolors=st["color"], s=26,
-                   label=init.replace("_", "-") + " init")
-    ax.axhline(0, color=plotting.GLOBAL, ls="--", lw=1.2, label="entropy rate (bigram)")
-    ax.axhline(1, color=plotting.LOCAL, ls=":", lw=1.4, label="H(pi) = log K (unigram)")
-    ax.axvline(multistate.iid_point(K), color="k", lw=0.8, alpha=0.5)
-    ax.set_title(f"K = {K}, p* = {fixed(multistate.iid_point(K), 3)}")
-    ax.set_xlabel("p (switching probability)")
-axes[0].set_ylabel("(loss at step 500 - entropy rate) / (log K - entropy rate)")
-axes[0].legend(loc="upper left", fontsize=7.5)
-fig.suptitle("K-state chains after 500 Adam steps (stored grid, 5 seeds per cell; yellow ticks: plateaus L_m; "
-             "hollow: unresolved cell)", fontsize=10)
-fig.tight_layout()
+kstate_drawings.grid_figure(runs)
 plt.show()
 
 # %% [markdown]
@@ -936,73 +693,46 @@ plt.show()
 # weights ({prf:ref}`beyond-cor-small-init`); the standard init reaches the entropy rate in
 # {glue:text}`std_persistent`, the guideline-like init in {glue:text}`gl_persistent` (the runs short of it end
 # {glue:text}`persistent_short`). On the switching side ($p > p^*$), where the corollary makes the unigram set a minimum
-# along every centred embedding direction, the standard init has not reached the entropy rate after 500 steps in
+# along every centred embedding direction, the standard init has not reached the entropy rate after {glue:text}`grid_steps` steps in
 # {glue:text}`std_switching`; it ends at $H(\pi)$ itself in {glue:text}`std_at_unigram`, so where the plateaus can be
 # told apart it sits on a rung $L_m$ of the ladder below the top. In the unresolved cells
 # ({glue:text}`unresolved_cells`) every final loss is within {glue:text}`unresolved_near_unigram` of $H(\pi)$. The
 # guideline-like init reaches the entropy rate on the switching side in {glue:text}`gl_switching`.
 #
-# What the data show is *slower learning* from the standard initialization on the switching side: 500 Adam steps
-# end on a plateau of partial predictors, and several of those curves are still falling at step 500. By
+# What the data show is *slower learning* from the standard initialization on the switching side: {glue:text}`grid_steps` Adam steps
+# end on a plateau of partial predictors, and several of those curves are still falling at step {glue:text}`grid_steps`. By
 # themselves they do not show a trap: Sec. 3b runs the same grid ten times longer, with plain SGD beside Adam. The switching side narrows as
 # $K$ grows ($p^* \to 1$), and there the delay costs little: at most $\log\frac{K}{K-1}$ nats.
 
 # %% [markdown]
 # **Re-executed slice.** The stored runs are deterministic only up to rounding: re-executing them (one thread, the
 # manifest's settings) reproduces the stored held-out losses bit for bit in most runs and to a few float32 rounding
-# units in the others over the first 50 steps, after which the differences grow (Adam amplifies them). So the slice
+# units in the others over the first 50 steps (`slice_prefix`), after which the differences grow (Adam amplifies them). So the slice
 # is compared over that deterministic prefix only: every stored seed of the cell (`slice_K`, `slice_p`), both inits,
-# is re-executed for `slice_prefix` steps, and its held-out losses at steps 0 and 50 must match the stored curve
-# within `slice_tol` (four times the largest difference measured over the first 50 steps of all 120 stored runs, in
+# is re-executed for `slice_prefix` steps, and its held-out losses at its evaluations up to step `slice_prefix` must match the stored curve
+# within `slice_tol` (four times the largest difference measured over the first 50 steps of all {glue:text}`grid_runs` stored runs, in
 # both numeric configurations of CI). Beyond the prefix the runs are not compared with the stored ones (a run in
-# transit between two rungs at step 500 can end on either, depending on rounding). The seed `slice_seed` is trained
-# live for all 500 steps, both inits; a run that has *settled* (its held-out loss moved by less than `falling_tol`
+# transit between two rungs at step {glue:text}`grid_steps` can end on either, depending on rounding). The seed `slice_seed` is trained
+# live for all {glue:text}`grid_steps` steps, both inits; a run that has *settled* (its held-out loss moved by less than `falling_tol`
 # over its last 100 steps) sits on its nearest level $L_m$, and its predictions, read out by the current symbol
 # $x_n$, are compared with the lumped predictor of that level (best choice of the $m$ resolved states): a settled
-# run predicts like that predictor. A run still falling at step 500 is in transit and is not read out. This read-out
-# claim is stated for $K = 3$: at $K = 5$ after 500 steps a standard run is near the plateau predictor but not on it
+# run predicts like that predictor. A run still falling at step {glue:text}`grid_steps` is in transit and is not read out. This read-out
+# claim is stated for $K = 3$: at $K = 5$ after {glue:text}`grid_steps` steps a standard run is near the plateau predictor but not on it
 # (a review re-executed $K = 5$, $p = 0.98$, seed 2 and found a total variation above 0.05, the rows not yet
 # settled).
 # The read-out row is "same code" (it trains through markovlib) and prints its total variation coarsely; its
 # threshold `tv_tol`, like the lag thresholds, is a parameter.
 
 # %%
-cell = kstate_stored.stored_cell(runs, slice_K, slice_p, slice_seed)
-rate_s, marg_s = multistate.symmetric_entropy_rate(slice_K, slice_p), multistate.symmetric_marginal_entropy(slice_K)
-L_s = kstate_stored.ladder(slice_K, slice_p)
-sampler_s = multistate.symmetric_sampler(slice_K, slice_p)
-prefix_dev, tv_worst, read = 0.0, 0.0, []
-old_threads = torch.get_num_threads()
-torch.set_num_threads(1)  # the stored runs used one thread
-try:
-    for init in kstate_training.KSTATE_INITS:
-        for s_ in sorted(set(cell.seed)):
-            full = s_ == slice_seed
-            r = kstate_training.train_kstate(sampler_s, slice_K, rate_s, marg_s, init=init, seed=s_,
-                                             **{**settings, "steps": settings["steps"] if full else slice_prefix})
-            st = curves[(curves.K == slice_K) & np.isclose(curves.p, slice_p) & (curves.init == init)
-                        & (curves.seed == s_)].set_index("step").loss
-            prefix_dev = max(prefix_dev, *(abs(v - st[step]) for step, v in r["history"] if step <= slice_prefix))
-            if not full:
-                continue
-            level = int(np.argmin(np.abs(L_s - r["final_loss"])))
-            if dict(r["history"])[settings["steps"] - 100] - r["final_loss"] > falling_tol:
-                print(f"{init:15s} seed {s_}: still falling at step {settings['steps']} (nearest level m = {level}), "
-                      f"in transit: not read out")
-                continue
-            q_hat = kstate_checks.readout(r["model"], slice_K, slice_p, settings["length"], seed + 77)
-            tv = kstate_checks.best_lumped_tv(q_hat, slice_K, slice_p, level)
-            tv_worst = max(tv_worst, tv)
-            read.append(f"{init.replace('_', '-')} on L_{level}")
-            print(f"{init:15s} seed {s_}: settled on level m = {level} of {slice_K - 1} at step {settings['steps']}; "
-                  f"read-out vs lumped predictor L_{level}: total variation {kstate_checks.tv_text(tv, tv_tol)}")
-finally:
-    torch.set_num_threads(old_threads)
-print(f"first {slice_prefix} steps of {2 * len(set(cell.seed))} stored runs re-executed: largest |held-out loss - "
-      f"stored| {bound(prefix_dev, 1e-6)}")
+sl = kstate_grid.replay_slice(grid, n_states=slice_K, p=slice_p, seed=slice_seed, prefix=slice_prefix,
+                              falling_tol=falling_tol, tv_tol=tv_tol, readout_seed=seed + 77)
+prefix_dev, tv_worst, read = sl["prefix_dev"], sl["tv_worst"], sl["read"]
+print("\n".join(sl["lines"]))
 
 # %% tags=["hide-input"]
 _ = glue("slice_prefix_steps", str(slice_prefix))
+_ = glue("grid_steps", str(settings["steps"]))
+_ = glue("grid_runs", str(len(runs)))
 _ = verified.record(f"re-executed slice: the first {slice_prefix} steps match the stored curves", prefix_dev < slice_tol,
                     check=f"K = {slice_K}, p = {slice_p}, every stored seed, both inits, manifest settings, one thread",
                     measured=bound(prefix_dev, 1e-6), tolerance=f"{slice_tol:g} nats", kind="stored data")
@@ -1015,27 +745,16 @@ _ = verified.record("a settled run on level L_m predicts like the lumped predict
                     tolerance=f"total variation {tv_tol:g} per row", kind="same code")
 
 # %%
-fig, ax = plt.subplots(figsize=(6.4, 3.8))
-for init, st in styles.items():
-    for s_, h in curves[(curves.K == slice_K) & np.isclose(curves.p, slice_p) & (curves.init == init)].groupby("seed"):
-        ax.plot(h.step, h.loss, color=st["color"], lw=1, alpha=0.8,
-                label=init.replace("_", "-") + " init (stored seeds)" if s_ == min(curves.seed) else None)
-plotting.yardsticks(ax, rate_s, marg_s)
-for m in range(1, slice_K - 1):
-    ax.axhline(L_s[m], color=plotting.SADDLE, lw=1, label=f"plateau L_{m}" if m == 1 else None)
-ax.set_xlabel("Adam step")
-ax.set_ylabel("held-out loss (nats)")
-ax.set_title(f"K = {slice_K}, p = {slice_p}: held-out loss of the stored runs")
-ax.legend(loc="upper right")
+kstate_drawings.slice_figure(curves, slice_K, slice_p)
 plt.show()
-g_std = cell[cell.init == "standard"]
+g_std = sl["cell"][sl["cell"].init == "standard"]
 _ = glue("slice_cell_std", f"{fraction((g_std.level == slice_K - 1).sum(), len(g_std))} standard runs at the entropy "
                            f"rate's level and {fraction((g_std.fell > falling_tol).sum(), len(g_std))} still falling")
 
 # %% [markdown]
 # The stored curves of this cell show the order of events. On the switching side, from the standard initialization
-# the runs start at $H(\pi)$ and stay near it for a while before they fall (the figure); at step 500 the cell has
-# {glue:text}`slice_cell_std`. Whether every run eventually reaches the entropy rate is not decided by 500 steps.
+# the runs start at $H(\pi)$ and stay near it for a while before they fall (the figure); at step {glue:text}`grid_steps` the cell has
+# {glue:text}`slice_cell_std`. Whether every run eventually reaches the entropy rate is not decided by {glue:text}`grid_steps` steps.
 
 # %% [markdown]
 # (beyond-sec-phase)=
@@ -1071,114 +790,30 @@ _ = glue("slice_cell_std", f"{fraction((g_std.level == slice_K - 1).sum(), len(g
 # look: no $K = 10$ run can reach it), so the claims of reaching it cover the cells with $K - 1 \le d$ only.
 
 # %%
-phase_manifest = verify_checksums(DATA, "manifest_phase.json")  # every phase file against its sha256
-phase = pd.read_csv(DATA / "phase_runs.csv")
-phase_curves = pd.read_csv(DATA / "phase_curves.csv")
-ps_ = phase_manifest["settings"]
-ARMS = {("adam", 1, "standard"): "Adam, tied, standard", ("adam", 1, "guideline_like"): "Adam, tied, guideline-like",
-        ("sgd", 1, "standard"): "SGD, tied, standard", ("sgd", 1, "guideline_like"): "SGD, tied, guideline-like",
-        ("adam", 0, "standard"): "Adam, untied, standard"}
-kstate_stored.check_phase_set(phase_manifest, phase, ARMS)  # complete, and the chapter's five arms
-print(f"stored: {len(phase)} runs ({phase_manifest['provenance']['command']}), {len(phase_manifest['seeds'])} seeds "
-      f"per cell and arm, {ps_['steps']} steps, eval every {ps_['eval_every']}, N = {ps_['length']}, batch "
-      f"{ps_['batch']}; commit {phase_manifest['provenance']['git']['commit'][:7]} (dirty: "
-      f"{phase_manifest['provenance']['git']['dirty']}); wall time {phase_manifest['provenance']['wall_seconds'] / 60:.0f} min")
-
-# %% [markdown]
-# Each phase run classified on the ladder at step 5000, with its drop over the last `phase_falling_back` steps.
-
-# %%
-phase["arm"] = [ARMS[(o, int(t), i)] for o, t, i in zip(phase.optimizer, phase.tied, phase.init)]
-phase["side"] = np.where(phase.lam > 0, "p < p*", "p > p*")
-_last = phase_curves.pivot_table(index=["K", "p", "optimizer", "tied", "init", "seed"], columns="step", values="loss")
-_fell = (_last[ps_["steps"] - phase_falling_back] - _last[ps_["steps"]]).rename("fell")
-phase = phase.join(_fell, on=["K", "p", "optimizer", "tied", "init", "seed"])
-_cls = pd.DataFrame([dict(zip(("at_unigram", "at_bigram", "level", "resolvable"),
-                              kstate_stored.ladder_class(K, p, x, resolution)))
-                     for K, p, x in zip(phase.K, phase.p, phase.final_loss)], index=phase.index)
-phase = pd.concat([phase, _cls], axis=1)
-phase["finite"] = phase.finite.astype(bool)
-phase_col_err = float(max(np.abs(phase.entropy_rate - [multistate.symmetric_entropy_rate(k, p) for k, p in zip(phase.K, phase.p)]).max(),
-                          np.abs(phase.lam - [multistate.symmetric_eigenvalue(k, p) for k, p in zip(phase.K, phase.p)]).max()))
+loaded = kstate_phase.load_phase(DATA, resolution, phase_falling_back)  # every phase file against its sha256
+phase, phase_curves, phase_manifest, ps_ = loaded["phase"], loaded["curves"], loaded["manifest"], loaded["settings"]
+print(loaded["text"])
 
 # %% tags=["hide-input"]
 _ = verified.record("phase set: complete, checksums match, yardsticks and lambda = the closed forms",
-                    phase_col_err < 1e-12 and bool(phase.finite.all()),
+                    loaded["col_err"] < 1e-12 and bool(phase.finite.all()),
                     check=f"manifest_phase.json sha256, {len(phase)} of {phase_manifest['runs_planned']} planned runs, "
                           "every final loss finite, columns entropy_rate and lam",
-                    measured=bound(phase_col_err, 1e-14), tolerance="1e-12", kind="stored data")
+                    measured=bound(loaded["col_err"], 1e-14), tolerance="1e-12", kind="stored data")
+
+# %% [markdown]
+# Each phase run classified on the ladder at step {glue:text}`phase_steps` (`kstate_phase.load_phase`), per cell and arm, with the runs
+# that dropped by more than `falling_tol` over the last `phase_falling_back` steps.
 
 # %%
-phase_table = []
-for (K, p), cell_ in phase.groupby(["K", "p"], sort=True):
-    for arm in ARMS.values():
-        g = cell_[cell_.arm == arm]
-        res = bool(g.resolvable.iloc[0])
-        phase_table.append((K, p, fixed(g.lam.iloc[0], 3), arm,
-                            kstate_stored.count_text(g.at_bigram) if res else "(unresolved)",
-                            kstate_stored.count_text(g.at_unigram) if res else "(unresolved)",
-                            "".join(str(v) for v in sorted(g.level)) if res else "",
-                            fraction((g.fell > falling_tol).sum(), len(g))))
-print(pd.DataFrame(phase_table, columns=["K", "p", "lambda", "arm", "reaches entropy rate [95% Wilson]",
-                                         "ends at H(pi) [95% Wilson]", "level m per seed",
-                                         f"still falling over the last {phase_falling_back} steps"]).to_string(index=False))
+print(kstate_phase.phase_table(phase, falling_tol, phase_falling_back).to_string(index=False))
 
 # %%
-arm_style = {"Adam, tied, standard": dict(marker="o", color=plotting.NEUTRAL),
-             "Adam, tied, guideline-like": dict(marker="^", color=plotting.MAXIMA),
-             "SGD, tied, standard": dict(marker="s", color=plotting.LOCAL),
-             "SGD, tied, guideline-like": dict(marker="v", color=plotting.GLOBAL),
-             "Adam, untied, standard": dict(marker="D", color=plotting.SADDLE)}
-Ks_phase = sorted(set(phase.K))
-fig, axes = plt.subplots(1, len(Ks_phase), figsize=(4.4 * len(Ks_phase), 4.0), sharey=True)
-axes = np.atleast_1d(axes)
-for ax, K in zip(axes, Ks_phase):
-    g = phase[phase.K == K]
-    width = 0.007 * (max(g.p) - min(g.p)) / 0.87
-    for j, (arm, st) in enumerate(arm_style.items()):
-        h = g[g.arm == arm]
-        offs = (j - 2) * width + 0.15 * width * (h.seed - h.seed.mean()) / max(1.0, h.seed.std())
-        face = [st["color"] if r else "none" for r in h.resolvable]
-        ax.scatter(h.p + offs, h.gap, marker=st["marker"], facecolors=face, edgecolors=st["color"], s=18, lw=0.8,
-                   label=arm)
-    ax.axhline(0, color=plotting.GLOBAL, ls="--", lw=1.2, label="entropy rate (bigram)")
-    ax.axhline(1, color=plotting.LOCAL, ls=":", lw=1.4, label="H(pi) = log K (unigram)")
-    ax.axvline(multistate.iid_point(K), color="k", lw=0.8, alpha=0.5)
-    ax.set_title(f"K = {K}, p* = {fixed(multistate.iid_point(K), 3)}")
-    ax.set_xlabel("p (switching probability)")
-axes[0].set_ylabel(f"(loss at step {ps_['steps']} - entropy rate) / (log K - entropy rate)")
-axes[0].legend(loc="center left", fontsize=7)
-fig.suptitle(f"K-state chains after {ps_['steps']} steps: five arms, {len(phase_manifest['seeds'])} seeds per cell "
-             "(hollow: unresolved cell)", fontsize=10)
-fig.tight_layout()
+kstate_drawings.phase_figure(phase, ps_["steps"], len(phase_manifest["seeds"]))
 plt.show()
 
 # %%
-sw_cells = [(K, max(p for p in set(phase.p[phase.K == K]) if p > multistate.iid_point(K))) for K in Ks_phase]
-fig, axes = plt.subplots(1, len(sw_cells), figsize=(4.4 * len(sw_cells), 3.8), sharey=True)
-axes = np.atleast_1d(axes)
-for ax, (K, p) in zip(axes, sw_cells):
-    c = phase_curves[(phase_curves.K == K) & np.isclose(phase_curves.p, p)].copy()
-    rate_c, marg_c = multistate.symmetric_entropy_rate(K, p), multistate.symmetric_marginal_entropy(K)
-    c["gap"] = (c.loss - rate_c) / (marg_c - rate_c)
-    c["arm"] = [ARMS[(o, int(t), i)] for o, t, i in zip(c.optimizer, c.tied, c.init)]
-    for arm, st in arm_style.items():
-        q = c[c.arm == arm].groupby("step").gap.quantile([0.0, 0.5, 1.0]).unstack()
-        ax.plot(q.index, q[0.5], color=st["color"], marker=st["marker"], ms=3, lw=1.2, label=f"{arm} (median)")
-        ax.fill_between(q.index, q[0.0], q[1.0], color=st["color"], alpha=0.15, lw=0)
-    L = kstate_stored.ladder(K, p)
-    ax.hlines(((L - L[-1]) / (L[0] - L[-1]))[1:-1], 0, ps_["steps"], color=plotting.SADDLE, lw=0.8, ls="-.")
-    ax.axhline(0, color=plotting.GLOBAL, ls="--", lw=1.0)
-    ax.axhline(1, color=plotting.LOCAL, ls=":", lw=1.2)
-    ax.set_ylim(-0.1, 1.25)  # the guideline-like init starts far above H(pi) at K = 10 (gap up to ~9 at step 0)
-    ax.set_title(f"K = {K}, p = {p:g} (p > p*)")
-    ax.set_xlabel("step")
-axes[0].set_ylabel("normalized gap (0: entropy rate, 1: H(pi))")
-axes[0].legend(loc="center right", fontsize=7)
-fig.suptitle("The switching side: median and range over the seeds of each arm (dash-dot: the plateaus L_m; "
-             "y clipped at 1.25)",
-             fontsize=10)
-fig.tight_layout()
+kstate_drawings.switching_figure(phase, phase_curves, ps_["steps"])
 plt.show()
 
 # %% [markdown]
@@ -1188,12 +823,7 @@ plt.show()
 
 # %% tags=["hide-input"]
 d_phase = int(ps_["d"])
-phase["capacity"] = phase.K - 1 <= d_phase  # the entropy rate is reachable only when K - 1 <= d (see below)
-rank_ok = []
-for K, p in sorted(set(zip(phase.K, phase.p))):
-    logP = np.log(np.where(np.eye(K, dtype=bool), 1 - p, p / (K - 1)))
-    sv = np.linalg.svd(logP - logP.mean(axis=1, keepdims=True), compute_uv=False)
-    rank_ok.append(int((sv > 1e-9 * sv[0]).sum()) == K - 1)  # a relative cut far above rounding (1e-15)
+rank_ok = [kstate_reference.centred_log_kernel_rank(K, p) == K - 1 for K, p in sorted(set(zip(phase.K, phase.p)))]
 _ = verified.record("the centred log-kernel has rank K - 1 (so reaching the entropy rate needs K - 1 <= d)",
                     all(rank_ok), check="singular values of log P with centred rows (cut 1e-9 of the largest), every stored (K, p)",
                     measured=f"{sum(rank_ok)}/{len(rank_ok)} cells with rank K - 1", tolerance="all cells",
@@ -1204,20 +834,8 @@ _ = verified.record("the centred log-kernel has rank K - 1 (so reaching the entr
 # covers agree (`kstate_stored.cells_counts`, per cell, never pooled).
 
 # %% tags=["hide-input"]
-claims = {  # key: (claim, arm, side, column, want, only cells with K - 1 <= d)
-    "sgd_trap": ("plain SGD from the standard init ends at H(pi) on the switching side", "SGD, tied, standard",
-                 "p > p*", "at_unigram", True, False),
-    "adam_leaves": ("Adam from the standard init (tied) leaves H(pi) on the switching side", "Adam, tied, standard",
-                    "p > p*", "at_unigram", False, False),
-    **{f"untied {side}": (f"Adam with an untied head reaches the entropy rate ({side}, K - 1 <= d)",
-                          "Adam, untied, standard", side, "at_bigram", True, True) for side in ("p < p*", "p > p*")},
-    **{f"{arm} {side}": (f"{arm}: reaches the entropy rate ({side}, K - 1 <= d)", arm, side, "at_bigram", True, True)
-       for arm in ("Adam, tied, guideline-like", "SGD, tied, guideline-like") for side in ("p < p*", "p > p*")},
-    **{f"persist {arm}": (f"{arm}: reaches the entropy rate on the persistent side (K - 1 <= d)", arm, "p < p*",
-                          "at_bigram", True, True) for arm in ("Adam, tied, standard", "SGD, tied, standard")},
-}
 cells = {}  # key -> [(K, p, k, n)] per covered cell
-for key, (claim, arm, side, column, want, reachable) in claims.items():
+for key, (claim, arm, side, column, want, reachable) in kstate_phase.CLAIMS.items():
     cells[key] = kstate_stored.cells_counts(phase, arm, side, column, want, reachable)
     cover = f"resolved cells with {side}" + (f" and K - 1 <= d = {d_phase}" if reachable else "")
     verified.record(claim, bool(cells[key]) and min(k for *_, k, _ in cells[key]) >= phase_count,
@@ -1225,52 +843,15 @@ for key, (claim, arm, side, column, want, reachable) in claims.items():
                     measured=kstate_stored.counts_text(cells[key]),
                     tolerance=f"at least {phase_count} of the cell's seeds, every cell", kind="stored data")
 
-# %% tags=["hide-input"]
-counts_text = kstate_stored.counts_text
-_ = glue("phase_sgd_trap", counts_text(cells["sgd_trap"]))
-_ = glue("phase_adam_leaves", counts_text(cells["adam_leaves"]))
-_ = glue("phase_adam_reach", counts_text(kstate_stored.cells_counts(phase, "Adam, tied, standard", "p > p*", "at_bigram")))
-_ = glue("phase_untied_sw", counts_text(cells["untied p > p*"]))
-_ = glue("phase_untied_pe", counts_text(cells["untied p < p*"]))
-_ = glue("phase_gl_adam_sw", counts_text(cells["Adam, tied, guideline-like p > p*"]))
-_ = glue("phase_gl_sgd_sw", counts_text(cells["SGD, tied, guideline-like p > p*"]))
-_ = glue("phase_persist_adam", counts_text(cells["persist Adam, tied, standard"]))
-_ = glue("phase_persist_sgd", counts_text(cells["persist SGD, tied, standard"]))
-adam_sw = phase[(phase.arm == "Adam, tied, standard") & (phase.side == "p > p*") & phase.resolvable]
-_ = glue("phase_adam_levels", "; ".join(
-    f"levels {''.join(str(v) for v in sorted(g.level))} of {K - 1} at K = {K}, p = {p:g} "
-    f"({fraction((g.fell > falling_tol).sum(), len(g))} still falling)" for (K, p), g in adam_sw.groupby(["K", "p"])))
-over = phase[~phase.capacity & phase.resolvable]
-_ = glue("phase_over_capacity", "; ".join(
-    f"at K = {K}, p = {p:g}: " + ", ".join(f"{arm.replace(', ', ' ')} {fraction(g.at_bigram.sum(), len(g))}"
-                                            for arm, g in cg.groupby("arm", sort=False))
-    for (K, p), cg in over.groupby(["K", "p"])) if len(over) else "none")
-unres_ph = phase[~phase.resolvable & (phase.side == "p > p*")]
-_ = glue("phase_unresolved", "; ".join(
-    f"at K = {K}, p = {p:g}: " + ", ".join(f"{arm.replace(', ', ' ')} {fixed(g.gap.min(), 2)} to {fixed(g.gap.max(), 2)}"
-                                            for arm, g in cg.groupby("arm", sort=False))
-    for (K, p), cg in unres_ph.groupby(["K", "p"])) if len(unres_ph) else "none")
-_ = glue("phase_n", str(len(phase_manifest["seeds"])))
-_ = glue("phase_d", str(d_phase))
-_ = glue("phase_count", f"{phase_count} of {len(phase_manifest['seeds'])}")
-_ = glue("phase_wilson_low", fixed(wilson_interval(phase_count, len(phase_manifest["seeds"]))[0], 2))
+for name, text in kstate_phase.phase_glues(phase, cells, phase_manifest, falling_tol, phase_count).items():
+    glue(name, text)
+_ = glue("phase_steps", str(ps_["steps"]))
 
 # %%
 # The held-out noise. Each run's loss is measured on one fixed batch of eval_batch sequences, drawn with the seed
-# derived from (seed, 0, 1) by numpy's SeedSequence (train_kstate's docstring); the batch is regenerated here. The
-# chain's own law scores it at its plug-in cross-entropy, which differs from the entropy rate by the batch's sampling
-# noise; a run's loss minus that score (a paired comparison, same batch) is free of it.
-own_rate = {}
-for K, p, s_ in sorted(set(zip(phase.K, phase.p, phase.seed))):  # s_: the run's seed (not the chapter's)
-    eval_seed = int(np.random.SeedSequence([int(s_), 0, 1]).generate_state(1)[0])
-    x_eval = multistate.symmetric_chain(int(K), float(p)).sample(int(ps_["eval_batch"]), int(ps_["length"]) + 1, seed=eval_seed,
-                                                          backend="torch").numpy()
-    log_kernel = np.log(np.where(np.eye(int(K), dtype=bool), 1 - p, p / (K - 1)))  # by hand, not the package's P
-    own_rate[(K, p, s_)] = float(-log_kernel[x_eval[:, :-1], x_eval[:, 1:]].mean())
-phase["batch_rate"] = [own_rate[k] for k in zip(phase.K, phase.p, phase.seed)]
-phase["excess"] = phase.final_loss - phase.batch_rate
-batch_noise = phase.drop_duplicates(["K", "p", "seed"]).assign(noise=lambda f: f.batch_rate - f.entropy_rate)
-noise_sd = batch_noise.groupby(["K", "p"]).noise.std()
+# derived from (seed, 0, 1) by numpy's SeedSequence (train_kstate's docstring); the batch is regenerated here and
+# scored by the chain's own law (kstate_reference.batch_chain_score); a run's loss minus that score is free of it.
+phase, noise_sd = kstate_phase.add_batch_noise(phase, ps_)
 print("held-out batch noise (its chain-law score minus the entropy rate), SD over the seeds of each cell:")
 print("; ".join(f"K = {K}, p = {p:g}: {fixed(v, 3)}" for (K, p), v in noise_sd.items()))
 
@@ -1280,11 +861,7 @@ print("; ".join(f"K = {K}, p = {p:g}: {fixed(v, 3)}" for (K, p), v in noise_sd.i
 # about $\sqrt 2$).
 
 # %% tags=["hide-input"]
-# the batch is the run's own: at the entropy rate (K - 1 <= d, every seed of the arm there) the seed spread of the
-# excess is a small fraction of the raw spread; a different batch would add its noise (ratio about sqrt 2)
-settled = phase[phase.capacity & phase.resolvable].groupby(["K", "p", "arm"]).filter(lambda g: g.at_bigram.all())
-ratios = settled.groupby(["K", "p", "arm"]).apply(
-    lambda g: g.excess.std() / (g.final_loss - g.entropy_rate).std(), include_groups=False)
+settled, ratios = kstate_phase.settled_runs(phase)
 _ = verified.record("the regenerated held-out batches are the runs' own", float(ratios.max()) < batch_spread_ratio,
                     check=f"seed SD of (final loss - the batch's chain-law score) / seed SD of (final loss - entropy rate), "
                           f"{len(ratios)} cell-arms with every seed at the entropy rate",
@@ -1316,21 +893,12 @@ _ = glue("phase_k10_excess", "; ".join(f"{fixed(g.excess.min(), 3)} to {fixed(g.
 # classification where $K - 1 \le d$.
 
 # %% tags=["hide-input"]
-# the classification against the noise: each final loss moved to the entropy rate plus its excess
-_cls_c = pd.DataFrame([dict(zip(("at_unigram", "at_bigram", "level"), kstate_stored.ladder_class(K, p, r + x, resolution)[:3]))
-                       for K, p, r, x in zip(phase.K, phase.p, phase.entropy_rate, phase.excess)], index=phase.index)
-inside = phase.capacity & phase.resolvable
-flips = int((_cls_c[["at_unigram", "at_bigram", "level"]] != phase[["at_unigram", "at_bigram", "level"]]).any(axis=1)[inside].sum())
+phase, flips, n_inside = kstate_phase.noise_corrected(phase, resolution)
 _ = verified.record("K - 1 <= d: the held-out noise changes no classification", flips == 0,
-                    check=f"ladder classification of the noise-corrected final loss, {int(inside.sum())} runs of the resolved "
-                          "cells with K - 1 <= d",
-                    measured=f"{flips} runs change", tolerance="0 runs", kind="stored data")
-phase["at_bigram_corrected"] = _cls_c.at_bigram
-over_c = phase[~phase.capacity & phase.resolvable]
-_ = glue("phase_over_capacity_corrected", "; ".join(
-    f"at K = {K}, p = {p:g}: " + ", ".join(f"{arm.replace(', ', ' ')} {fraction(g.at_bigram_corrected.sum(), len(g))}"
-                                            for arm, g in cg.groupby("arm", sort=False))
-    for (K, p), cg in over_c.groupby(["K", "p"])) if len(over_c) else "none")
+                    check=f"ladder classification of the noise-corrected final loss, {n_inside} runs of the resolved "
+                          "cells with K - 1 <= d", measured=f"{flips} runs change", tolerance="0 runs", kind="stored data")
+_ = glue("phase_over_capacity_corrected", kstate_phase.by_cell_text(phase[~phase.capacity & phase.resolvable],
+                                                                    kstate_phase.arm_counts("at_bigram_corrected")))
 _ = glue("phase_noise_sd", f"{fixed(noise_sd.min(), 3)} to {fixed(noise_sd.max(), 3)} nats")
 
 # %% [markdown]
@@ -1371,14 +939,14 @@ _ = glue("phase_noise_sd", f"{fixed(noise_sd.min(), 3)} to {fixed(noise_sd.max()
 #
 # - **plain SGD from the standard init ends at $H(\pi)$**: {glue:text}`phase_sgd_trap`. For plain SGD, as for
 #   gradient flow on the binary chain and for SGD in the full binary model ({doc}`trap_or_plateau`), the unigram set
-#   of the tied model is a trap on this side within 5000 steps;
+#   of the tied model is a trap on this side within {glue:text}`phase_steps` steps;
 # - **Adam from the standard init leaves $H(\pi)$**: {glue:text}`phase_adam_leaves`. It climbs down the ladder of
 #   plateaus ({glue:text}`phase_adam_levels`) and reaches the entropy rate in {glue:text}`phase_adam_reach`: a
 #   plateau, not a trap, at $K = 3$, as for Adam in the binary model, and a slow one. At $K = 5$ no seed reached the
 #   entropy rate: an outside review continued three of those runs to 10000 to 15000 steps, and they stayed on the same
 #   plateau $L_2$ with no drift (not stored, not re-run here), so there the plateau may be a trap for Adam too. The
 #   $K = 3$ counts depend on the horizon: in the same review, three of the runs at $p = 0.967$ reached the entropy
-#   rate between steps 4000 and 5000;
+#   rate between steps 4000 and {glue:text}`phase_steps`;
 # - **with an untied head, Adam from the same standard init reaches the entropy rate** where
 #   {prf:ref}`beyond-prop-capacity` allows it: {glue:text}`phase_untied_sw` (persistent side:
 #   {glue:text}`phase_untied_pe`);
@@ -1387,12 +955,12 @@ _ = glue("phase_noise_sd", f"{fixed(noise_sd.min(), 3)} to {fixed(noise_sd.max()
 #
 # On the persistent side, where the unigram set is a saddle at small weights, the standard init reaches the entropy
 # rate under Adam ({glue:text}`phase_persist_adam`) and under SGD ({glue:text}`phase_persist_sgd`). The switching
-# cells whose plateaus lie closer than `resolution` are not classified; there the normalized gaps at step 5000, per
+# cells whose plateaus lie closer than `resolution` are not classified; there the normalized gaps at step {glue:text}`phase_steps`, per
 # arm over the cell's seeds, are {glue:text}`phase_unresolved`.
 #
-# So the 500-step picture was Adam's, and partly a matter of time: on the switching side the standard init of the
+# So the {glue:text}`grid_steps`-step picture was Adam's, and partly a matter of time: on the switching side the standard init of the
 # tied model is trapped at $H(\pi)$ under plain SGD, while Adam leaves it and descends a ladder of partial
-# predictors, at $K = 3$ mostly to the entropy rate within 5000 steps, at $K = 5$ not. Both the initialization (the
+# predictors, at $K = 3$ mostly to the entropy rate within {glue:text}`phase_steps` steps, at $K = 5$ not. Both the initialization (the
 # guideline-like one learns under SGD too) and the tie (an untied head learns from the standard init under Adam)
 # change the outcome; neither effect is derived here for $K > 2$.
 
@@ -1401,36 +969,19 @@ _ = glue("phase_noise_sd", f"{fixed(noise_sd.min(), 3)} to {fixed(noise_sd.max()
 # `phase_slice_seeds`, in all five arms, is re-executed for `phase_slice_steps` steps (one thread, the manifest's
 # settings) and its held-out losses at the evaluations up to there are compared with the stored curve. The seeds
 # and steps must lie inside what `python tools/run_slice_prefix.py phase` measured in both numeric configurations of
-# CI (seeds 0 to 2 of every cell and arm, 250 steps: `slice_prefix.csv` of the set); `phase_slice_tol` is fixed from
+# CI (the first three seeds of every cell and arm, `phase_slice_steps` = 250 steps: `slice_prefix.csv` of the set); `phase_slice_tol` is fixed from
 # that measurement, printed below.
 
 # %%
-phase_prefix = pd.read_csv(DATA / "slice_prefix.csv")
-_pp = phase_prefix[(phase_prefix.K == slice_K) & np.isclose(phase_prefix.p, slice_p)
-                   & phase_prefix.seed.isin(phase_slice_seeds) & (phase_prefix.step <= phase_slice_steps)]
-measured_agree = float(_pp.loss_diff.max())  # both numeric configurations of CI, these very runs
-print(f"measured by tools/run_slice_prefix.py phase in {sorted(set(phase_prefix.config))}: largest |re-executed - "
-      f"stored| over these runs' first {phase_slice_steps} steps {bound(measured_agree, max(measured_agree * 2, 1e-9))}")
+measured_agree, text = kstate_phase.measured_prefix(DATA, slice_K, slice_p, phase_slice_seeds, phase_slice_steps)
+print(text)
 
 # %%
-phase_dev = 0.0
 PHASE_PRINT = 1e-3  # printed bound: above every measured difference (6.8e-4), below the tolerance, stable across configurations
-old_threads = torch.get_num_threads()
-torch.set_num_threads(1)  # the stored runs used one thread
-try:
-    for (opt, tied, init), arm in ARMS.items():
-        for s_ in phase_slice_seeds:
-            row = phase[(phase.K == slice_K) & np.isclose(phase.p, slice_p) & (phase.arm == arm) & (phase.seed == s_)]
-            r = kstate_training.train_kstate(sampler_s, slice_K, rate_s, marg_s, init=init, seed=s_, lr=float(row.lr.iloc[0]),
-                                optimizer=opt, tied=bool(tied), **{**ps_, "steps": phase_slice_steps})
-            st = phase_curves[(phase_curves.K == slice_K) & np.isclose(phase_curves.p, slice_p)
-                              & (phase_curves.optimizer == opt) & (phase_curves.tied == tied)
-                              & (phase_curves.init == init) & (phase_curves.seed == s_)].set_index("step").loss
-            phase_dev = max(phase_dev, *(abs(v - st[step]) for step, v in r["history"]))
-finally:
-    torch.set_num_threads(old_threads)
-print(f"{len(ARMS) * len(phase_slice_seeds)} stored phase runs of K = {slice_K}, p = {slice_p:g} re-executed for "
-      f"{phase_slice_steps} steps: largest |held-out loss - stored| {bound(phase_dev, PHASE_PRINT)}")
+phase_dev = kstate_phase.replay_phase_slice(loaded, n_states=slice_K, p=slice_p, seeds=phase_slice_seeds,
+                                            steps=phase_slice_steps)
+print(f"{len(kstate_phase.ARMS) * len(phase_slice_seeds)} stored phase runs of K = {slice_K}, p = {slice_p:g} "
+      f"re-executed for {phase_slice_steps} steps: largest |held-out loss - stored| {bound(phase_dev, PHASE_PRINT)}")
 
 # %% tags=["hide-input"]
 _ = verified.record(f"re-executed phase slice: the first {phase_slice_steps} steps match the stored curves",
@@ -1468,17 +1019,8 @@ _ = verified.record(f"re-executed phase slice: the first {phase_slice_steps} ste
 # closed forms: per lag, how many runs end within 0.01 nats of the entropy rate, and the best run.
 
 # %%
-lag_runs = pd.read_csv(DATA / "lag_runs.csv")
-lag_manifest = json.loads((DATA / "manifest_lag.json").read_text())
-K_l, p_l = int(lag_manifest["n_states"]), float(lag_manifest["p"])
-lag_mc = 0.0
-for lag in lag_manifest["lags"]:
-    x = multistate.lag_switching_sample(K_l, p_l, lag, mc_batch, mc_length, seed=seed + lag).numpy()
-    y = multistate.lag_switching_yardsticks(K_l, p_l, lag)
-    for back, want in ((lag, y["entropy_rate"]), (1, y["bigram"])):
-        L_x = x.shape[1]
-        ratios, _ = kstate_checks.mc_ratios(x[:, lag - back:L_x - back], x[:, lag:], K_l, want, z=mc_z)
-        lag_mc = max(lag_mc, *ratios)
+lag = kstate_grid.lag_table(DATA, lag1_tol)
+lag_mc = kstate_exact.lag_mc(lag["K"], lag["p"], lag["lags"], batch=mc_batch, length=mc_length, z=mc_z, seed=seed)
 print(f"lag-k Monte Carlo: largest |error| / (bias bound + {mc_z:g} standard errors) = {fixed(lag_mc, 1)}")
 
 # %% tags=["hide-input"]
@@ -1492,19 +1034,8 @@ _ = verified.record("lag-k yardsticks: entropy rate given x_{n+1-k}, log K given
 # and the best run.
 
 # %%
-rows_l, best, near = [], {}, {}
-rate_l = multistate.symmetric_entropy_rate(K_l, p_l)
-for lag, g in lag_runs.groupby("lag"):
-    y = multistate.lag_switching_yardsticks(K_l, p_l, int(lag))
-    best[int(lag)] = float(g.final_loss.min())
-    near[int(lag)] = (int((g.final_loss - rate_l < lag1_tol).sum()), len(g))
-    rows_l.append((int(lag), fixed(y["entropy_rate"], 4), fixed(y["bigram"], 4), fixed(y["unigram"], 4),
-                   fixed(best[int(lag)], 4), fraction(*near[int(lag)])))
-print(pd.DataFrame(rows_l, columns=["lag k", "entropy rate", "bigram", "unigram", "best stored loss",
-                                    f"runs within {lag1_tol:g} of the entropy rate"]).to_string(index=False))
-higher = [k for k in best if k >= 2]
-short = min(best[k] - rate_l for k in higher)
-n_higher = int(sum(near[k][1] for k in higher))
+print(lag["table"].to_string(index=False))
+best, near, rate_l, short, n_higher, higher = (lag[k] for k in ("best", "near", "rate", "short", "n_higher", "higher"))
 
 # %% tags=["hide-input"]
 _ = glue("lag1_near", fraction(*near[1]))
@@ -1519,21 +1050,7 @@ _ = verified.record(f"lag k >= 2: no stored run comes within {lag_gap:g} nats of
                     kind="stored data")
 
 # %%
-fig, ax = plt.subplots(figsize=(6.0, 3.8))
-ks = sorted(best)
-for init, st in styles.items():
-    h = lag_runs[lag_runs.init == init]
-    ax.scatter(h.lag + (0.08 if init == "standard" else -0.08), h.final_loss, marker=st["marker"],
-               color=st["color"], s=24, label=init.replace("_", "-") + " init")
-ax.plot(ks, [best[k] for k in ks], color="k", lw=1, label="best single-layer loss (measured)")
-ax.axhline(rate_l, color=plotting.GLOBAL, ls="--", lw=1.2, label="entropy rate (every k)")
-ax.plot(ks, [multistate.lag_switching_yardsticks(K_l, p_l, k)["bigram"] for k in ks], color=plotting.SADDLE, lw=1.5,
-        ls="-.", label="bigram (order-1) predictor")
-ax.axhline(math.log(K_l), color=plotting.LOCAL, ls=":", lw=1.4, label="unigram log K")
-ax.set_xlabel("lag k")
-ax.set_ylabel("loss (nats)")
-ax.set_title(f"Lag-k switching chains, K = {K_l}, p = {p_l}: stored runs")
-ax.legend(loc="center right", fontsize=7.5)
+kstate_drawings.lag_figure(lag)
 plt.show()
 
 # %% [markdown]

@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,6 +12,15 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '0': the log-log slope of a drift that does not vanish with h (derived, Prop.
+#         closing-prop-gd)
+#       '1': the log-log slope of a drift O(h) (derived, Prop. closing-prop-gd)
+#       '10': the spread of the sprite's compressed size across machines, measured while
+#         writing the chapter (not re-run)
+#       '8': 2^3, the halving ratio of a cubic remainder (derived, Prop. closing-prop-gd)
+#       95%: the confidence level of the Wilson bands (markovlib.book.inference)
 # ---
 
 # %% [markdown]
@@ -32,16 +42,13 @@
 #    slopes {glue:text}`gd_slopes` ([Sec. 3](#closing-sec-drift)).
 # 3. Adam breaks them at first order: its drift at the smallest step is {glue:text}`adam_ratios` times GD's
 #    ([Sec. 3](#closing-sec-drift)).
-# 4. Under weight decay $\delta$ and $c_k$ decay exactly as $e^{-2\lambda t}$, $E$ has no decay law, and GD with
-#    decay approaches the decayed flow at $O(h)$ ({prf:ref}`closing-prop-decay`, [Sec. 3](#closing-sec-drift)).
-# 5. At the smallest step GD ends where each theorem predicts (counts {glue:text}`gd_small_counts`), and weight
-#    decay keeps Part III's pathological signs ({glue:text}`decay_sign_counts`); measured only: Adam's discordant
-#    pairs with GD ({glue:text}`adam_discordant`) and the largest step or decay at which the prediction still holds
-#    ({glue:text}`largest_steps`) ([Sec. 4](#closing-sec-predictions)).
+# 4. Under weight decay $\delta$ and $c_k$ decay as $e^{-2\lambda t}$, $E$ has no decay law, and GD with decay
+#    approaches the decayed flow at $O(h)$ ({prf:ref}`closing-prop-decay`, [Sec. 3](#closing-sec-drift)).
+# 5. At the smallest step GD ends where each theorem predicts ({glue:text}`gd_small_counts`), and weight decay keeps
+#    Part III's pathological signs ({glue:text}`decay_sign_counts`); Adam's discordant pairs and the largest steps at
+#    which the predictions hold are measured only ([Sec. 4](#closing-sec-predictions)).
 # 6. The explorer's frames agree: GD's drift is first order in $h$ (slopes {glue:text}`drift_explorer_slopes`), Adam's
 #    at least {glue:text}`drift_explorer_ratio` times GD's ([Sec. 5](#closing-sec-explorer)).
-#
-# The parameters, their accepted ranges and the reasons for them are in the table under the parameters cell.
 
 # %% tags=["parameters"]
 seed = 0  # seed of every random draw
