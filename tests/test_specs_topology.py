@@ -19,7 +19,7 @@ def chapter_defaults(chapter):
     return {k: v for k, v in namespace.items() if not k.startswith("__")}
 
 
-CHAPTERS = ["topo_beyond_remarks", "topo_homology", "topo_breast_cancer"]
+CHAPTERS = ["topo_beyond_remarks", "topo_homology", "topo_breast_cancer", "topo_obstruction"]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -43,6 +43,9 @@ def test_defaults_pass(chapter):
     ("topo_breast_cancer", dict(steps=100), "lr \\* steps >= 30"),
     ("topo_breast_cancer", dict(slice_width=16), "slice_width in the stored widths"),
     ("topo_breast_cancer", dict(slice_inits=10**6), "slice_inits <= the stored n_inits"),
+    ("topo_obstruction", dict(toy_lr=0.0), "toy_lr > 0"),
+    ("topo_obstruction", dict(toy_steps=500), "10 <= toy_lr \\* toy_steps <= 100"),
+    ("topo_obstruction", dict(n_recheck=30), "n_recheck"),
 ])
 def test_a_bad_value_names_its_condition(chapter, change, names):
     values = dict(chapter_defaults(chapter), **change)
