@@ -3,6 +3,7 @@
 #   jupytext:
 #     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -12,6 +13,14 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '0': the sign boundary of claim (b), a slope below 0 means the test BCE falls
+#         with n_plus
+#       '15': the stored run description in book/data/breast_cancer/manifest.json (its
+#         wall time)
+#       '95': the two-sided 95 % bootstrap interval of markovlib.topology.breast_cancer.analyse
+#         (its 97.5 % quantile), fixed in the package
 # ---
 
 # %% [markdown]

@@ -3,6 +3,7 @@
 #   jupytext:
 #     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -12,6 +13,17 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '0': seed 0, the first seed of each arm, whose path toy_checks.arm_runs saves
+#         for the figure
+#       '0.01': 'the paper, Sec. 6: the balances vary by less than 1 % (one percent,
+#         read as an absolute 0.01)'
+#       '1': 'the paper, Sec. 6: one percent variation of c_k'
+#       '2': neuron 2, the non-pathological neuron of the unobstructed toy (balance
+#         +|c|, the chapter construction of the arms)
+#       '50': the number of steps of the torch comparison, fixed in the chapter (torch_reference.sgd_difference
+#         with steps=50)
 # ---
 
 # %% [markdown]
