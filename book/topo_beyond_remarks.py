@@ -2,6 +2,7 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -11,6 +12,17 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '0': the value log(1 - P) would round to if P were computed first (floating
+#         point, not a result)
+#       '1': 'P = 1, the largest probability: the value P rounds to in floating point,
+#         and the limit of Xavier proved in the chapter (proposition of large-width
+#         limits)'
+#       '4': the ratio of the two steps of the drift check, fixed in the chapter (gd_bias_lr
+#         and gd_bias_lr / 4, so that a first-order drift falls four times)
+#       '801': the time grid of the App. G flows, fixed in markovlib.topology.outputs_checks.flow_runs
+#         (801 points from 0 to g_T)
 # ---
 
 # %% [markdown]

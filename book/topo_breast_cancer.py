@@ -3,6 +3,7 @@
 #   jupytext:
 #     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -12,6 +13,14 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '0': the sign boundary of claim (b), a slope below 0 means the test BCE falls
+#         with n_plus
+#       '15': the stored run description in book/data/breast_cancer/manifest.json (its
+#         wall time)
+#       '95': the two-sided 95 % bootstrap interval of markovlib.topology.breast_cancer.analyse
+#         (its 97.5 % quantile), fixed in the package
 # ---
 
 # %% [markdown]
@@ -86,62 +95,26 @@ slice_inits = 2  # number of stored initializations (every n_plus) re-executed a
 slice_tol = 1e-9  # largest allowed difference in test BCE between the re-executed and the stored rows (see the text)
 results_csv = ""  # if not empty, write one row per run to this CSV (the paper-scale run, tools/run_breast_cancer.py)
 
-
 # %% tags=["hide-input"]
-import json
-
-from markovlib.book import params
-from markovlib.book.stored import data_dir
-
-_stored = json.loads((data_dir("breast_cancer") / "manifest.json").read_text())["parameters"]  # the stored run
-SPEC = params.declare(
-    seed=params.Int(0, why="seed of the initializations"),
-    split_seed=params.Int(0, why="seed of the split"),
-    test_size=params.Real(0.1, 0.5, why="a held-out share large enough for a test BCE"),
-    widths=params.IntList(2, 16, why="the paper's 2 to 9, up to 16 for the time budget"),
-    n_inits=params.Int(10, why="claim (b) is a count over initializations"),
-    c_abs=params.Real(0.25, 4.0, why="the balance drift stays below 1 in this range"),
-    lr=params.Real(0.0, 0.05, why="the balance drift stays below 1 up to 0.05; > 0 below"),
-    steps=params.Int(1, 3000, why="the stated range (time budget)"),
-    drift_tol=params.Real(0.0, 1.0, closed=False, why="a relative drift reported as large"),
-    slope_rate=params.Real(0.5, 0.99, why="a rate for a count over initializations"),
-    n_boot=params.Int(1, why="bootstrap resamples"),
-    slice_width=params.Int(1, why="a stored width (below)"),
-    slice_inits=params.Int(1, why="at most the stored initializations (below)"),
-    slice_tol=params.Real(0.0, 1e-6, closed=False, why="far below any difference in substance (see the stored run)"),
-    results_csv=params.Text(why="a path, or empty for no CSV"),
-    require=[
-        ("widths: two distinct, the largest >= 8", lambda v: len(set(v["widths"])) == len(v["widths"]) >= 2
-         and max(v["widths"]) >= 8, "claim (b) averages the slope over widths; with only small widths it fails"),
-        ("lr > 0", lambda v: v["lr"] > 0, "a step size in (0, 0.05]"),
-        ("lr * steps >= 30", lambda v: v["lr"] * v["steps"] >= 30, "claim (b) needs the networks trained"),
-        ("slice_width in the stored widths", lambda v: v["slice_width"] in _stored["widths"],
-         f"the stored widths are {_stored['widths']}"),
-        ("slice_inits <= the stored n_inits", lambda v: v["slice_inits"] <= _stored["n_inits"],
-         f"the stored run has {_stored['n_inits']} initializations"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("topo_breast_cancer")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
 # %%
 # %matplotlib inline
-import csv
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from sklearn.datasets import load_breast_cancer
 
 from markovlib.book import plotting
 from markovlib.book.formatting import bound, fixed, fraction
 from markovlib.book.glue import glue
-from markovlib.book.inference import wilson_interval
 from markovlib.book.progress import progress_bar
 from markovlib.book.report import Verification
+from markovlib.book.stored import data_dir
 from markovlib.book.sweep import record_results
-from markovlib.topology import breast_cancer, shallow_relu
+from markovlib.topology import breast_cancer, breast_cancer_checks, breast_cancer_drawings, torch_reference
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
@@ -153,7 +126,7 @@ verified = Verification()  # one record per claim; the final cell prints the gen
 # %%
 X_all, y_all = load_breast_cancer(return_X_y=True)
 X_tr, X_te, y_tr, y_te = data = breast_cancer.split(X_all, y_all, split_seed, test_size)
-d = X_tr.shape[1]
+d, benign = X_tr.shape[1], float(np.mean(y_te == 1))
 floor_tr, floor_te = breast_cancer.bce_floors(y_tr, y_te)
 print(f"{X_all.shape[0]} points, d = {d}; train {len(y_tr)} ({int((y_tr == 0).sum())} malignant), "
       f"test {len(y_te)} ({int((y_te == 0).sum())} malignant)")
@@ -161,7 +134,7 @@ print(f"n_plus = 0 floor of the test BCE, (n_0 / n) log 2 = {fixed(floor_te, 6)}
 
 # %% tags=["hide-input"]
 _ = glue("tbc_floor", fixed(floor_te, 4))
-_ = glue("tbc_benign_share", fixed(np.mean(y_te == 1), 3))
+_ = glue("tbc_benign_share", fixed(benign, 3))
 
 # %% [markdown]
 # (sec-topo-breast-cancer-protocol)=
@@ -199,34 +172,16 @@ _ = glue("tbc_benign_share", fixed(np.mean(y_te == 1), 3))
 # $(l + 1) \times$ `n_inits` networks per width.
 
 # %%
-# Independent reference: torch autograd on the same BCE (do not replace with markovlib)
 W1c, ac, _ = breast_cancer.initial_weights(4, [0, 2, 4], [0], seed, d, c_abs)
-Lc, g1c, gac = shallow_relu.loss_grad(W1c[:, 0], ac[:, 0], X_tr, y_tr, "bce")
-grad_err = 0.0
-for m in range(3):
-    t1, ta = torch.tensor(W1c[m, 0], requires_grad=True), torch.tensor(ac[m, 0], requires_grad=True)
-    tl = torch.nn.functional.binary_cross_entropy_with_logits(torch.relu(torch.tensor(X_tr) @ t1.T) @ ta,
-                                                              torch.tensor(y_tr))
-    r1, ra = torch.autograd.grad(tl, (t1, ta))
-    grad_err = max(grad_err, abs(float(tl.detach()) - Lc[m]), np.abs(r1.numpy() - g1c[m]).max(),
-                   np.abs(ra.numpy() - gac[m]).max())
+grad_err = torch_reference.autograd_bce(W1c[:, 0], ac[:, 0], X_tr, y_tr)  # torch autograd, 3 networks
 print("BCE and its gradient vs torch autograd (3 networks, the training split):", bound(grad_err, 1e-13))
 
 # %% [markdown]
 # And a short gradient-descent run against torch's own SGD loop:
 
 # %%
-# Independent reference: torch's SGD loop on the same BCE (do not replace with markovlib)
 n_check = 100
-t1, ta = torch.tensor(W1c[1, 0], requires_grad=True), torch.tensor(ac[1, 0], requires_grad=True)
-opt = torch.optim.SGD([t1, ta], lr=lr)
-for _ in range(n_check):
-    opt.zero_grad()
-    torch.nn.functional.binary_cross_entropy_with_logits(torch.relu(torch.tensor(X_tr) @ t1.T) @ ta,
-                                                         torch.tensor(y_tr)).backward()
-    opt.step()
-ours = shallow_relu.gradient_descent(W1c[1, 0], ac[1, 0], X_tr, y_tr, lr=lr, steps=n_check, kind="bce")
-gd_err = max(np.abs(t1.detach().numpy() - ours.W1).max(), np.abs(ta.detach().numpy() - ours.W2).max())
+gd_err = torch_reference.sgd_difference(W1c[1, 0], ac[1, 0], X_tr, y_tr, lr=lr, steps=n_check)  # torch SGD
 print(f"{n_check} GD steps vs torch SGD, largest weight difference:", bound(gd_err, 1e-12))
 
 # %% tags=["hide-input"]
@@ -247,11 +202,7 @@ for l in progress_bar(widths, desc="widths"):
     rows += breast_cancer.train_runs(data, l, list(range(l + 1)), list(range(n_inits)), seed, lr=lr, steps=steps,
                                      c_abs=c_abs)
 if results_csv:
-    Path(results_csv).parent.mkdir(parents=True, exist_ok=True)
-    with open(results_csv, "w", newline="") as fh:
-        wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    breast_cancer_checks.write_rows(rows, results_csv)
 print(f"{len(rows)} runs: widths {widths}, every n_plus = 0..l, {n_inits} initializations per cell, "
       f"{steps} GD steps of {lr}")
 
@@ -271,44 +222,15 @@ print(f"{len(rows)} runs: widths {widths}, every n_plus = 0..l, {n_inits} initia
 
 # %%
 A = breast_cancer.analyse(rows, n_boot, np.random.default_rng([seed, 99]))
-n_runs, n_kept, n_zero, n_above, drift = breast_cancer.prop3_and_floor(rows, floor_tr, floor_te)
-n_over = sum(r["rel_drift"] >= drift_tol for r in rows)
-lo, hi = wilson_interval(n_kept, n_runs)
-per_init = A["slopes"].mean(0)   # per initialization: mean over widths of the slope against n_plus
-n_neg = int(np.sum(per_init < 0))
-zero_runs = [r for r in rows if r["n_plus"] == 0]
-n_ge_benign = sum(abs(r["test_acc_ge"] - np.mean(y_te == 1)) < 1e-12 for r in zero_runs)
-zero_malig = float(np.mean([r["zero_malignant"] for r in zero_runs]))
-print(f"largest relative balance drift over every step of every run: {fixed(drift, 3)}; runs at or above "
-      f"drift_tol = {drift_tol}: {fraction(n_over, n_runs)}")
-print(f"Prop. 3, runs with every pathological output weight positive at every step: {fraction(n_kept, n_runs)} "
-      f"(95% Wilson [{fixed(lo, 3)}, {fixed(hi, 3)}])")
-print(f"n_plus = 0 runs at or above the floor (test and train): {fraction(n_above, n_zero)}")
-print(f"{'l':>3}  {'mean test BCE, n_plus = 0 .. l':<66}{'slope':>8}")
-for l in A["widths"]:
-    cells = " ".join(fixed(v, 2) for v in A["means"][l])
-    print(f"{l:>3}  {cells:<66}{fixed(A['slope'][l], 3):>8}")
-print(f"(b) initializations whose slope, averaged over widths, is negative: {fraction(n_neg, n_inits)}")
-rise_last = [l for l in A["widths"] if A["means"][l][-1] > A["means"][l][-2]]
-print(f"widths whose cell mean rises at the last step n_plus = l - 1 -> l: {rise_last}")
+B = breast_cancer_checks.summarize(rows, A, floor_tr, floor_te, benign, drift_tol)
+print(breast_cancer_checks.live_text(B, A, n_inits, drift_tol))
 
 # %% [markdown]
 # Claim (c) on these runs, and what the obstructed networks do at $f = 0$; then accuracy, under both tie rules,
 # AUC and test BCE at $n_+ = 0$ and $n_+ = l$:
 
 # %%
-print(f"(c) isotonic fit on the number n_plus leaves less residual than on the fraction: "
-      f"{'yes' if A['rss_num'] < A['rss_frac'] else 'no'} (RSS {A['rss_num']:.1e} vs {A['rss_frac']:.1e}); in "
-      f"{fixed(100 * A['boot_num_wins'], 0)} % of {n_boot} bootstrap resamples of the initializations")
-print(f"n_plus = 0: malignant test points exactly at f = 0 (mean over runs) {fixed(zero_malig, 2)}; runs whose f >= 0 "
-      f"rule predicts every point benign (accuracy = benign share {fixed(np.mean(y_te == 1), 3)}): "
-      f"{fraction(n_ge_benign, len(zero_runs))}")
-print(f"n_plus = 0: the malignant points at f = 0 contribute (share x (n_0 / n) log 2) {fixed(zero_malig * floor_te, 3)} "
-      f"to the mean test BCE {fixed(breast_cancer.mean_at(rows, 'test_bce', 0), 3)}")
-print(f"{'':>8}{'accuracy (f > 0)':>18}{'accuracy (f >= 0)':>19}{'AUC':>7}{'test BCE':>10}")
-for name, which in (("n+ = 0", 0), ("n+ = l", -1)):
-    print(f"{name:>8}{fixed(breast_cancer.mean_at(rows, 'test_acc', which), 3):>18}{fixed(breast_cancer.mean_at(rows, 'test_acc_ge', which), 3):>19}"
-          f"{fixed(breast_cancer.mean_at(rows, 'test_auc', which), 3):>7}{fixed(breast_cancer.mean_at(rows, 'test_bce', which), 3):>10}")
+print(breast_cancer_checks.ties_text(B, A, rows, n_boot, floor_te, benign))
 
 # %% [markdown]
 # At $n_+ = 0$ the test BCE lies above the $\log 2$ floor, not on it (mean {glue:text}`tbc_bce0` against
@@ -323,6 +245,9 @@ for name, which in (("n+ = 0", 0), ("n+ = l", -1)):
 # it may rise with $n_+$).
 
 # %% tags=["hide-input"]
+n_runs, n_kept, n_zero, n_above, drift, n_neg, lo, hi = (B[k] for k in ("n_runs", "n_kept", "n_zero", "n_above", "drift",
+                                                                        "n_neg", "lo", "hi"))
+zero_malig = B["zero_malig"]
 _ = glue("tbc_drift", fixed(drift, 3))
 _ = glue("tbc_b_count", f"{fraction(n_neg, n_inits)}")
 _ = glue("tbc_c_boot", f"{fixed(100 * A['boot_num_wins'], 0)} %")
@@ -337,7 +262,7 @@ _ = glue("tbc_aucl", fixed(breast_cancer.mean_at(rows, "test_auc", -1), 3))
 _ = verified.record("GD keeps every balance's sign (what Prop. 3 needs)", drift < 1, kind="same code",
                     check="max over steps, neurons and runs of |c_k(t) - c_k(0)| / |c_k| (gradient_descent's "
                           "balance_drift)", measured=f"{fixed(drift, 3)}; at or above {drift_tol} in "
-                                                    f"{fraction(n_over, n_runs)} runs", tolerance="below 1")
+                                                    f"{fraction(B['n_over'], n_runs)} runs", tolerance="below 1")
 _ = verified.record("Prop. 3: no pathological output weight changes sign", n_kept == n_runs, kind="independent",
                     check=f"{n_runs} GD runs, sign of every pathological a_k at every step (GD checked against torch "
                           "SGD above)", measured=f"{fraction(n_kept, n_runs)} runs, Wilson [{fixed(lo, 3)}, {fixed(hi, 3)}]",
@@ -345,16 +270,15 @@ _ = verified.record("Prop. 3: no pathological output weight changes sign", n_kep
 _ = verified.record("n_plus = 0: BCE >= (n_0 / n) log 2 (Eq. topo-eq-bce-floor)", n_above == n_zero, kind="independent",
                     check="every n_plus = 0 run, test and training split, against the closed-form floor",
                     measured=f"{fraction(n_above, n_zero)} runs", tolerance="exact bound, every run")
-_ = verified.record("n_plus = 0 with the tie rule f >= 0: every point predicted benign", n_ge_benign == len(zero_runs),
+_ = verified.record("n_plus = 0 with the tie rule f >= 0: every point predicted benign", B["n_ge_benign"] == B["n_zero_runs"],
                     kind="identity", check="test accuracy of every n_plus = 0 run against the benign share "
                                               "(f >= 0 everywhere by Prop. 3)",
-                    measured=f"{fraction(n_ge_benign, len(zero_runs))} runs at {fixed(np.mean(y_te == 1), 3)}",
+                    measured=f"{fraction(B['n_ge_benign'], B['n_zero_runs'])} runs at {fixed(benign, 3)}",
                     tolerance="every run, to rounding")
 _ = verified.record_count("(b) test BCE falls with n_plus (per initialization, averaged over widths)", n_neg, n_inits,
                           rate=slope_rate, kind="independent", unit="initializations",
                           check=f"least-squares slope of the test BCE vs n_plus per (width, init), mean over "
                                 f"{len(widths)} widths, negative")
-
 
 # %% [markdown]
 # (sec-topo-breast-cancer-stored)=
@@ -382,19 +306,13 @@ _ = verified.record_count("(b) test BCE falls with n_plus (per initialization, a
 # %%
 manifest, stored = breast_cancer.read_stored(data_dir("breast_cancer"))
 mp = manifest["parameters"]
-sX_tr, sX_te, sy_tr, sy_te = breast_cancer.split(X_all, y_all, mp["split_seed"], mp["test_size"])
-s_floor_tr, s_floor_te = breast_cancer.bce_floors(sy_tr, sy_te)
+s_floor_tr, s_floor_te = breast_cancer.bce_floors(*breast_cancer.split(X_all, y_all, mp["split_seed"], mp["test_size"])[2:])
 same_protocol = all(mp[k] == v for k, v in dict(split_seed=split_seed, test_size=test_size, c_abs=c_abs, lr=lr,
                                                  steps=steps).items())
 if same_protocol and slice_width in mp["widths"]:
-    ref = {(r["n_plus"], r["init"]): r["test_bce"] for r in stored if r["width"] == slice_width}
-    sl = dict(data=data, width=slice_width, n_plus=list(range(slice_width + 1)), inits=list(range(slice_inits)),
-              seed=mp["seed"], lr=lr, steps=steps, c_abs=c_abs)
-    again = breast_cancer.train_runs(**sl)
-    moved = breast_cancer.train_runs(**sl, perturb=1e-9)
-    slice_err = max(abs(r["test_bce"] - ref[r["n_plus"], r["init"]]) for r in again)
-    sensitivity = max(abs(r["test_bce"] - q["test_bce"]) for r, q in zip(again, moved))
-    print(f"re-executed {len(again)} stored runs (l = {slice_width}, inits 0..{slice_inits - 1}): largest test-BCE "
+    n_again, slice_err, sensitivity = breast_cancer_checks.stored_slice(
+        data, stored, mp["seed"], width=slice_width, inits=slice_inits, lr=lr, steps=steps, c_abs=c_abs)
+    print(f"re-executed {n_again} stored runs (l = {slice_width}, inits 0..{slice_inits - 1}): largest test-BCE "
           f"difference {bound(slice_err, slice_tol / 100)}; from initial input weights perturbed by 1e-9 (relative): "
           f"test BCE moves by {bound(sensitivity, 1e-9)}")
 else:
@@ -403,58 +321,31 @@ else:
 # %% tags=["hide-input"]
 if same_protocol and slice_width in mp["widths"]:
     _ = verified.record("stored rows re-executed", slice_err < slice_tol and sensitivity < 1e-9, kind="stored data",
-                        check=f"{len(again)} stored runs at l = {slice_width} re-trained here (the whole run: a 1e-9 "
+                        check=f"{n_again} stored runs at l = {slice_width} re-trained here (the whole run: a 1e-9 "
                               f"perturbation of the start moves the result by {bound(sensitivity, 1e-9)})",
                         measured=bound(slice_err, slice_tol / 100), tolerance=f"{slice_tol:g}")
 
 # %% [markdown]
 # Claims 1 to 4 on the stored rows, with (b) now per width: the 95 % bootstrap interval of every width's slope lies
-# below 0.
+# below 0; then what the stored loss gain is worth in accuracy (the last two lines).
 
 # %%
 SA = breast_cancer.analyse(stored, n_boot, np.random.default_rng([mp["seed"], 99]))
-s_runs, s_kept, s_zero, s_above, s_drift = breast_cancer.prop3_and_floor(stored, s_floor_tr, s_floor_te)
-s_over = [r for r in stored if r["rel_drift"] >= drift_tol]
-s_over_inits = sorted({(r["width"], r["init"]) for r in s_over})
-s_lo, s_hi = wilson_interval(s_kept, s_runs)
-n_s_slopes = sum(SA["slope_hi"][l] < 0 for l in SA["widths"])
-s_rise_last = [l for l in SA["widths"] if SA["means"][l][-1] > SA["means"][l][-2]]
-s_num_wins = SA["rss_num"] < SA["rss_frac"]
-acc_gap = {l: float(np.mean([r["test_acc"] for r in stored if r["width"] == l and r["n_plus"] == l])
-                    - np.mean([r["test_acc"] for r in stored if r["width"] == l and r["n_plus"] == 0]))
-           for l in SA["widths"]}
-print(f"stored: {len(stored)} runs, {SA['n_inits']} initializations per cell, widths {SA['widths']}, "
-      f"{mp['steps']} GD steps of {mp['lr']}, |c_k| = {mp['c_abs']}")
-print(f"stored: Prop. 3 kept in {fraction(s_kept, s_runs)} runs (Wilson [{fixed(s_lo, 3)}, {fixed(s_hi, 3)}]); "
-      f"n_plus = 0 runs at or above the floor: {fraction(s_above, s_zero)}")
-print(f"stored: runs with a relative balance drift >= drift_tol = {drift_tol}: {fraction(len(s_over), s_runs)} "
-      f"(initializations (l, init): {s_over_inits}); largest drift {fixed(s_drift, 3)}")
-print(f"stored: widths whose 95% bootstrap interval of the slope lies below 0: {fraction(n_s_slopes, len(SA['widths']))}; "
-      f"isotonic RSS on the number {SA['rss_num']:.2e}, on the fraction {SA['rss_frac']:.2e} (number smaller in "
-      f"{fixed(100 * SA['boot_num_wins'], 0)} % of the bootstrap resamples)")
-print(f"stored: widths whose cell mean rises at the last step n_plus = l - 1 -> l: {s_rise_last}")
-
-# %% [markdown]
-# What the stored loss gain is worth in accuracy:
-
-# %%
-print(f"stored: mean test BCE at n_plus = 0 {fixed(breast_cancer.mean_at(stored, 'test_bce', 0), 3)}, at n_plus = l "
-      f"{fixed(breast_cancer.mean_at(stored, 'test_bce', -1), 3)}; mean test accuracy (f > 0) at n_plus = 0 {fixed(breast_cancer.mean_at(stored, 'test_acc', 0), 3)}, "
-      f"at n_plus = l {fixed(breast_cancer.mean_at(stored, 'test_acc', -1), 3)}")
-np2 = {l: float(np.mean([r["test_bce"] for r in stored if r["width"] == l and r["n_plus"] == 2])) for l in SA["widths"]}
-print("stored: mean test BCE at n_plus = 2, per width: " + ", ".join(f"l = {l}: {fixed(v, 3)}" for l, v in np2.items()))
-print("stored: accuracy at n_plus = l minus at n_plus = 0, per width: "
-      + ", ".join(f"l = {l}: {fixed(g, 3)}" for l, g in acc_gap.items()))
+S = breast_cancer_checks.stored_summary(stored, SA, s_floor_tr, s_floor_te, drift_tol)
+print(breast_cancer_checks.stored_text(S, SA, stored, mp, drift_tol))
 
 # %% [markdown]
 # The largest relative drift in the stored run is {glue:text}`tbc_s_drift` ({glue:text}`tbc_s_over` stored runs
 # exceed `drift_tol`). The accuracy claim is made for the stored protocol only (rule $f > 0$).
 
 # %% tags=["hide-input"]
+s_runs, s_kept, s_zero, s_above, s_drift, s_over = (S[k] for k in ("s_runs", "s_kept", "s_zero", "s_above", "s_drift",
+                                                                   "s_over"))
+n_s_slopes, acc_gap, np2 = S["n_s_slopes"], S["acc_gap"], S["np2"]
 _ = glue("tbc_s_np2", f"{fixed(np2[min(np2)], 3)} at l = {min(np2)} and {fixed(np2[max(np2)], 3)} at l = {max(np2)}")
 _ = glue("tbc_s_drift", fixed(s_drift, 3))
-_ = glue("tbc_rise_last", (f"$l \\in \\{{{', '.join(map(str, rise_last))}\\}}$" if rise_last else "no width")
-         + " in the re-executed runs, " + (f"$l \\in \\{{{', '.join(map(str, s_rise_last))}\\}}$" if s_rise_last
+_ = glue("tbc_rise_last", (f"$l \\in \\{{{', '.join(map(str, B['rise_last']))}\\}}$" if B['rise_last'] else "no width")
+         + " in the re-executed runs, " + (f"$l \\in \\{{{', '.join(map(str, S['s_rise_last']))}\\}}$" if S['s_rise_last']
                                            else "no width") + " in the stored run")
 _ = glue("tbc_s_over", fraction(len(s_over), s_runs))
 _ = glue("tbc_s_bce0", fixed(breast_cancer.mean_at(stored, "test_bce", 0), 3))
@@ -473,7 +364,7 @@ _ = verified.record("stored: (b) per width, slope interval below 0", n_s_slopes 
                     measured=f"{fraction(n_s_slopes, len(SA['widths']))} widths; upper ends from "
                              f"{fixed(min(SA['slope_hi'].values()), 3)} to {fixed(max(SA['slope_hi'].values()), 3)}",
                     tolerance="97.5% quantile < 0, every width")
-_ = verified.record("stored: (c) number beats fraction", s_num_wins, kind="stored data",
+_ = verified.record("stored: (c) number beats fraction", S["s_num_wins"], kind="stored data",
                     check="isotonic fits of the stored cell means",
                     measured=f"RSS {SA['rss_num']:.2e} (number) vs {SA['rss_frac']:.2e} (fraction); number smaller in "
                              f"{fixed(100 * SA['boot_num_wins'], 0)} % of bootstrap resamples",
@@ -493,38 +384,7 @@ _ = verified.record("stored: the BCE gain is not an accuracy gain (f > 0 rule)",
 # fan out. Top row: the stored 100-initialization run; bottom row: the runs re-executed here.
 
 # %%
-def fig4_row(axes, A, title, floor):
-    """One-off drawing: one row of the Fig. 4 panels."""
-    ws = A["widths"]
-    grid = np.full((max(ws) + 1, len(ws)), np.nan)
-    for k, l in enumerate(ws):
-        grid[: l + 1, k] = A["means"][l]
-    im = axes[0].imshow(grid, origin="lower", aspect="auto", cmap="viridis",
-                        extent=(-0.5, len(ws) - 0.5, -0.5, max(ws) + 0.5))
-    axes[0].set_xticks(range(len(ws)), [str(l) for l in ws])
-    axes[0].set_xlabel("hidden neurons $l$")
-    axes[0].set_ylabel("non-pathological neurons $n_+$")
-    axes[0].set_title(f"{title}: mean test BCE")
-    plt.colorbar(im, ax=axes[0], label="mean test BCE")
-    for k, l in enumerate(ws):
-        col = plt.cm.plasma(k / max(1, len(ws) - 1))
-        axes[1].plot(np.arange(l + 1) / l, A["means"][l], "o-", color=col, ms=3, label=f"$l = {l}$")
-        axes[2].plot(np.arange(l + 1), A["means"][l], "o-", color=col, ms=3, label=f"$l = {l}$")
-    axes[1].set_xlabel("fraction of non-pathological neurons $n_+/l$")
-    axes[2].set_xlabel("number of non-pathological neurons $n_+$")
-    for ax in axes[1:]:
-        ax.axhline(floor, color=plotting.LOCAL, ls=":", lw=1.2, label="$n_+ = 0$ floor $(n_0/n)\\log 2$")
-        ax.set_ylabel("mean test BCE")
-    axes[1].set_title(f"{title}: against the fraction (Fig. 4 right)")
-    axes[2].set_title(f"{title}: against the number")
-    axes[2].legend(fontsize=7, ncol=2)
-
-
-# %%
-fig, axes = plt.subplots(2, 3, figsize=(17, 9), layout="constrained")
-fig4_row(axes[0], SA, f"stored, {SA['n_inits']} inits per cell", s_floor_te)
-fig4_row(axes[1], A, f"re-executed, {A['n_inits']} inits per cell", floor_te)
-fig.suptitle("Fig. 4 of the paper: breast cancer, test BCE against the non-pathological neurons")
+breast_cancer_drawings.draw_fig4(SA, A, s_floor_te, floor_te)
 plt.show()
 
 # %% [markdown]
@@ -534,30 +394,7 @@ plt.show()
 # labels everything benign, the rule $f > 0$ labels the points at $f = 0$ malignant; the AUC needs no tie rule.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(13, 4.3), layout="constrained")
-for k, l in enumerate(SA["widths"]):
-    col = plt.cm.plasma(k / max(1, len(SA["widths"]) - 1))
-    acc = [np.mean([r["test_acc"] for r in stored if r["width"] == l and r["n_plus"] == m]) for m in range(l + 1)]
-    axes[0].plot(np.arange(l + 1), acc, "o-", color=col, ms=3, label=f"$l = {l}$")
-axes[0].set_xlabel("number of non-pathological neurons $n_+$")
-axes[0].set_ylabel("mean test accuracy ($f > 0$ benign)")
-axes[0].set_title(f"stored, {SA['n_inits']} inits per cell")
-axes[0].legend(fontsize=7, ncol=2)
-bins = np.linspace(0, 1, 6)
-for key, col, name in (("test_acc", plotting.GLOBAL, "accuracy, $f > 0$ benign"),
-                       ("test_acc_ge", plotting.LOCAL, "accuracy, $f \\geq 0$ benign"),
-                       ("test_auc", plotting.SADDLE, "AUC (ties count 1/2)")):
-    fr = np.array([r["n_plus"] / r["width"] for r in rows])
-    val = np.array([r[key] for r in rows])
-    idx = np.clip(np.digitize(fr, bins[1:-1]), 0, len(bins) - 2)
-    axes[1].plot([fr[idx == b].mean() for b in range(len(bins) - 1)],
-                 [val[idx == b].mean() for b in range(len(bins) - 1)], "o-", color=col, label=name)
-axes[1].axhline(np.mean(y_te == 1), color=plotting.NEUTRAL, ls=":", label="benign share")
-axes[1].set_xlabel("fraction of non-pathological neurons $n_+/l$ (binned)")
-axes[1].set_ylabel("mean over runs")
-axes[1].set_title(f"re-executed, {A['n_inits']} inits per cell")
-axes[1].legend(fontsize=8)
-fig.suptitle("Accuracy under two tie rules, and the AUC")
+breast_cancer_drawings.draw_accuracy(stored, SA, rows, A, benign)
 plt.show()
 
 # %% tags=["hide-input"]

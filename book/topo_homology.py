@@ -3,6 +3,7 @@
 #   jupytext:
 #     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -12,6 +13,10 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '3': the three coordinates (w_1, w_2, a) of the drawn quadrics, d = 2 inputs
+#         and one output (the explorer draws them at d = 2, e = 1)
 # ---
 
 # %% [markdown]

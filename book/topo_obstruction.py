@@ -3,6 +3,7 @@
 #   jupytext:
 #     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: markovlib
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -12,6 +13,17 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   markovlib:
+#     typed_numbers:
+#       '0': seed 0, the first seed of each arm, whose path toy_checks.arm_runs saves
+#         for the figure
+#       '0.01': 'the paper, Sec. 6: the balances vary by less than 1 % (one percent,
+#         read as an absolute 0.01)'
+#       '1': 'the paper, Sec. 6: one percent variation of c_k'
+#       '2': neuron 2, the non-pathological neuron of the unobstructed toy (balance
+#         +|c|, the chapter construction of the arms)
+#       '50': the number of steps of the torch comparison, fixed in the chapter (torch_reference.sgd_difference
+#         with steps=50)
 # ---
 
 # %% [markdown]
@@ -67,33 +79,9 @@ mc_widths = [1, 2, 5, 10]  # widths l of the App. F grid
 n_mc = 4000  # Monte Carlo draws per cell
 mc_alpha = 0.05  # family-wise error of the App. F comparison (Bonferroni over the cells of both schemes)
 
-
 # %% tags=["hide-input"]
-import math
-
-from markovlib.book import params
-
-SPEC = params.declare(
-    seed=params.Int(0, why="seed of every random draw"),
-    n_points=params.Int(100, why="the sample mean stands for 7/12"),
-    toy_lr=params.Real(0.0, 0.01, why="above h = 0.01 the drift of c_k is no longer small; must be > 0 (below)"),
-    toy_steps=params.Int(1, why="gradient-descent steps"),
-    toy_seeds=params.Int(10, why="a count over seeds"),
-    c_toy=params.Real(0.05, 1.0, why="below 0.05 the drift is no longer small against |c_k| (Prop. 3 needs the signs)"),
-    learned_frac=params.Real(0.0, 0.1, closed=False, why="learning means a loss far below the bound"),
-    dying_frac=params.Real(0.0, 1.0, closed=False, why="a fraction of the points"),
-    drift_target=params.Real(0.0, 1.0, closed=False, why="a relative variation (the paper's 1 %)"),
-    n_recheck=params.Int(1, "toy_seeds", why="re-runs are among the runs"),
-    mc_dims=params.IntList(1, 100, why="App. F's grid of input dimensions"),
-    mc_widths=params.IntList(1, 100, why="App. F's grid of widths"),
-    n_mc=params.Int(1000, why="Monte Carlo draws per cell"),
-    mc_alpha=params.Real(0.0, 0.5, closed=False, why="a family-wise error level"),
-    require=[
-        ("toy_lr > 0", lambda v: v["toy_lr"] > 0, "a step size in (0, 0.01]"),
-        ("10 <= toy_lr * toy_steps <= 100", lambda v: 10 <= v["toy_lr"] * v["toy_steps"] <= 100,
-         "the training time: long enough to learn, short enough for the drift"),
-    ],
-)
+from markovlib.book import specs
+SPEC = specs.load("topo_obstruction")
 globals().update(SPEC.check(globals()))
 SPEC.table()
 
@@ -101,16 +89,14 @@ SPEC.table()
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from scipy.stats import norm
 
 from markovlib.book import plotting
 from markovlib.book.formatting import bound, fixed, fraction
 from markovlib.book.glue import glue
-from markovlib.book.inference import wilson_interval
 from markovlib.book.report import Verification
 from markovlib.book.sweep import record_results
-from markovlib.topology import invariant_set, shallow_relu, toy
+from markovlib.topology import invariant_set, obstruction_drawings, toy, toy_checks, torch_reference, width_checks
 
 plotting.use_style()
 verified = Verification()  # one record per claim; the final cell prints the generated table
@@ -145,17 +131,8 @@ print(f"0.5 mean F^2 on the sample: {fixed(bound_712, 2)} (expectation 7/12 = {f
 # (the paper's draw, rescaled onto $c$; with `active=True` the second neuron's input weights are made nonnegative).
 
 # %%
-# Independent reference: 50 steps of a torch loop on the same MSE (do not replace with markovlib)
 W1c, ac = toy.toy_draw(seed, 0, [-c_toy, c_toy], active=True)
-t1, ta = torch.tensor(W1c, requires_grad=True), torch.tensor(ac, requires_grad=True)
-tX, tF = torch.tensor(X), torch.tensor(F)
-opt = torch.optim.SGD([t1, ta], lr=toy_lr)
-for _ in range(50):
-    opt.zero_grad()
-    (0.5 * ((torch.relu(tX @ t1.T) @ ta - tF) ** 2).mean()).backward()
-    opt.step()
-ours = shallow_relu.gradient_descent(W1c, ac, X, F, lr=toy_lr, steps=50)
-gd_err = max(np.abs(t1.detach().numpy() - ours.W1).max(), np.abs(ta.detach().numpy() - ours.W2).max())
+gd_err = torch_reference.sgd_difference(W1c, ac, X, F, lr=toy_lr, steps=50, kind="mse")  # torch SGD and autograd
 print("50 GD steps vs a torch SGD loop, largest weight difference:", bound(gd_err, 1e-12))
 
 # %% tags=["hide-input"]
@@ -169,12 +146,8 @@ _ = verified.record("toy gradient descent = torch SGD loop", gd_err < 1e-10,
 # figure.
 
 # %%
-arms = {"obstructed": ([-c_toy, -c_toy], False), "unobstructed, paper's draw": ([-c_toy, c_toy], False),
-        "unobstructed, active start": ([-c_toy, c_toy], True)}
-runs = {k: [toy.toy_run(*toy.toy_draw(seed, s, c, active), X, F, c=c, lr=toy_lr, steps=toy_steps,
-                        learned_below=learned_frac * bound_712, c_abs=c_toy, save_path=s == 0)
-            for s in range(toy_seeds)]
-        for k, (c, active) in arms.items()}
+runs = toy_checks.arm_runs(seed, toy_seeds, X, F, c_abs=c_toy, lr=toy_lr, steps=toy_steps,
+                          learned_below=learned_frac * bound_712)
 print({k: len(v) for k, v in runs.items()})
 
 # %% [markdown]
@@ -185,23 +158,14 @@ print({k: len(v) for k, v in runs.items()})
 # whose loss *equals* the bound up to the order of summation: that is why the comparison carries $\tau$.
 
 # %%
-obs = runs["obstructed"]
-obst_pos = sum(bool(np.all(r.res.W2_min > 0)) for r in obs)
-a_min = min(float(r.res.W2_min.min()) for r in obs)
-margin = min(r.loss_min for r in obs) - bound_712
-n_dead = sum(r.dead_end for r in obs)
-above = sum(r.loss_min >= bound_712 - tau for r in obs)
-margin_text = "> -1e-14" if margin > -1e-14 else f"= {margin:.1e}"  # the smallest margin, as a bound 100x inside tau
-print(f"obstructed: runs with both output weights positive at every step: {fraction(obst_pos, toy_seeds)} "
-      f"(smallest a_k over all steps {fixed(np.floor(a_min * 100) / 100, 2)}); runs that end dead (f = 0): "
-      f"{fraction(n_dead, toy_seeds)}")
-print(f"obstructed: runs with L >= bound - tau at every step: {fraction(above, toy_seeds)}; smallest L - bound over "
-      f"all runs and steps {margin_text}")
+O = toy_checks.obstructed_summary(runs["obstructed"], bound_712, tau)
+print(O["text"])
 
 # %% [markdown]
 # {glue:text}`to_dead` of the obstructed runs end dead.
 
 # %% tags=["hide-input"]
+obst_pos, a_min, n_dead, above, margin_text = (O[k] for k in ("pos", "a_min", "dead", "above", "margin_text"))
 glue("to_seeds", str(toy_seeds))
 glue("to_dead", fraction(n_dead, toy_seeds))
 glue("to_obst_pos", fraction(obst_pos, toy_seeds))
@@ -225,22 +189,8 @@ _ = verified.record("obstructed toy stays above 0.5 mean F^2", above == toy_seed
 # gradient. The next cell counts the learners, how they learn, and why the others fail.
 
 # %%
-pap, act = runs["unobstructed, paper's draw"], runs["unobstructed, active start"]
-n_learn_p, n_learn_a = sum(r.learned for r in pap), sum(r.learned for r in act)
-n_dead0 = sum(r.dead0_2 for r in pap)
-dead0_learned = sum(r.learned for r in pap if r.dead0_2)
-how_ok = all(r.res.W2[1] < 0 and r.res.W2_min[0] > 0 for r in pap + act if r.learned)
-fails = [r for r in pap + act if not r.learned]
-fail_dying = sum(r.active_2 < dying_frac for r in fails)
-lo_p, hi_p = wilson_interval(n_learn_p, toy_seeds)
-lo_a, hi_a = wilson_interval(n_learn_a, toy_seeds)
-print(f"unobstructed, paper's draw: learned {fraction(n_learn_p, toy_seeds)} (Wilson 95 % [{fixed(lo_p, 2)}, "
-      f"{fixed(hi_p, 2)}]); non-pathological neuron dead at the start: {fraction(n_dead0, toy_seeds)}, of which "
-      f"learned {dead0_learned}")
-print(f"unobstructed, active start: learned {fraction(n_learn_a, toy_seeds)} (Wilson 95 % [{fixed(lo_a, 2)}, "
-      f"{fixed(hi_a, 2)}])")
-print(f"failed runs (both arms) whose non-pathological neuron is active on < {dying_frac} of the points at the end: "
-      f"{fraction(fail_dying, len(fails))}")
+U = toy_checks.unobstructed_summary(runs["unobstructed, paper's draw"], runs["unobstructed, active start"], dying_frac)
+print(U["text"])
 
 # %% [markdown]
 # Of the runs that fail (both arms), {glue:text}`to_fail_dying` end with the non-pathological neuron active on fewer
@@ -248,16 +198,18 @@ print(f"failed runs (both arms) whose non-pathological neuron is active on < {dy
 # $a_2$, and the pathological $a_1$ stays positive.
 
 # %% tags=["hide-input"]
+n_learn_p, n_learn_a, n_dead0, dead0_learned, lo_p, hi_p, lo_a, hi_a = (
+    U[k] for k in ("learn_p", "learn_a", "dead0", "dead0_learned", "lo_p", "hi_p", "lo_a", "hi_a"))
 glue("to_learn_paper", f"{fraction(n_learn_p, toy_seeds)} (Wilson 95 % [{fixed(lo_p, 2)}, {fixed(hi_p, 2)}])")
 glue("to_dead0_paper", fraction(n_dead0, toy_seeds))
 glue("to_learn_active", f"{fraction(n_learn_a, toy_seeds)} (Wilson 95 % [{fixed(lo_a, 2)}, {fixed(hi_a, 2)}])")
-glue("to_fail_dying", fraction(fail_dying, len(fails)))
+glue("to_fail_dying", fraction(U["fail_dying"], U["fails"]))
 _ = verified.record("a non-pathological neuron dead at the start never learns", dead0_learned == 0, kind="identity",
                     check="paper's draw: runs with w_2 . x <= 0 on every point (no gradient reaches the neuron)",
                     measured=f"{fraction(n_dead0, toy_seeds)} seeds start dead; {dead0_learned} of them learn",
                     tolerance="none learns")
 _ = verified.record("unobstructed toy can learn F (existence), only by the sign flip of a_2",
-                    n_learn_a >= 1 and how_ok, kind="independent",
+                    n_learn_a >= 1 and U["how_ok"], kind="independent",
                     check=f"{toy_seeds} runs from the active start: final loss below {learned_frac} x bound; every "
                           "learner (both arms) ends with a_2 < 0 and keeps a_1 > 0 at every step",
                     measured=f"{fraction(n_learn_a, toy_seeds)} seeds; Wilson 95 % interval [{fixed(lo_a, 2)}, {fixed(hi_a, 2)}]",
@@ -277,24 +229,9 @@ _ = verified.record("unobstructed toy can learn F (existence), only by the sign 
 # ratio is printed for the re-run ones) it stays below the target at $h^\star$.
 
 # %%
-all_runs = obs + pap + act
-drifts = np.array([r.rel_drift for r in all_runs])
-n_below = int(np.sum(drifts < drift_target))
-n_abs_below = int(np.sum(drifts * c_toy < drift_target))  # the other reading: |c_k(t) - c_k(0)| < 0.01 in absolute terms
-worst = float(drifts.max())
-h_star = toy_lr * min(1.0, drift_target / (2 * worst))
-steps_star = int(np.ceil(toy_lr * toy_steps / h_star))
-order = np.argsort(-drifts)[:n_recheck]
-star = [float(shallow_relu.gradient_descent(all_runs[i].W1_0, all_runs[i].a_0, X, F, lr=h_star,
-                                            steps=steps_star).balance_drift.max() / c_toy) for i in order]
-drift_star = max(star)
-ratio = drift_star / float(drifts[order].max())
-print(f"h = {toy_lr}: largest relative drift of c_k over {3 * toy_seeds} runs {fixed(100 * worst, 1)} %; "
-      f"below {100 * drift_target:g} % in {fraction(n_below, len(drifts))} runs; largest drift / |c_k| below 1 (signs kept)")
-print(f"h = {toy_lr}: largest absolute drift |c_k(t) - c_k(0)| {worst * c_toy:.1e}; below {drift_target:g} in "
-      f"{fraction(n_abs_below, len(drifts))} runs")
-print(f"h_star = {h_star:.1e} ({steps_star} steps, same training time): the {n_recheck} worst runs drift by at most "
-      f"{fixed(100 * drift_star, 2)} %; drift ratio {fixed(ratio, 3)} against h_star / h = {fixed(h_star / toy_lr, 3)}")
+D = toy_checks.drift_recheck(runs["obstructed"] + runs["unobstructed, paper's draw"] + runs["unobstructed, active start"],
+                             X, F, c_abs=c_toy, lr=toy_lr, steps=toy_steps, target=drift_target, n_recheck=n_recheck)
+print(D["text"])
 
 # %% [markdown]
 # Read as an absolute change, the paper's sentence holds at `toy_lr`: the largest $|c_k(t) - c_k(0)|$ is
@@ -308,11 +245,12 @@ print(f"h_star = {h_star:.1e} ({steps_star} steps, same training time): the {n_r
 # Prop. 3 needs.
 
 # %% tags=["hide-input"]
+worst, drifts, n_below, h_star, drift_star = (D[k] for k in ("worst", "drifts", "n_below", "h_star", "drift_star"))
 glue("to_drift_max", f"{fixed(100 * worst, 1)} %")
 glue("to_drift_below", fraction(n_below, len(drifts)))
 glue("to_drift_abs", f"{worst * c_toy:.1e}")
-glue("to_drift_abs_below", fraction(n_abs_below, len(drifts)))
-glue("to_n_recheck", str(len(star)))
+glue("to_drift_abs_below", fraction(D["n_abs_below"], len(drifts)))
+glue("to_n_recheck", str(len(D["star"])))
 glue("to_hstar", f"{h_star:.1e}")
 glue("to_drift_star", f"{fixed(100 * drift_star, 2)} %")
 _ = verified.record("GD keeps every c_k's sign at h (Prop. 3 applies)", worst < 1, kind="same code",
@@ -330,35 +268,7 @@ _ = verified.record("Sec. 6: at the step h_star predicted by the O(h) drift, c_k
 # (the obstructed run cannot cross $a_k = 0$; the unobstructed one crosses with neuron 2), and every run's loss.
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 4.3), layout="constrained")
-ww = np.linspace(0, 2.0, 200)
-show = {"obstructed": plotting.LOCAL, "unobstructed, active start": plotting.GLOBAL}
-for j, ax in enumerate(axes[:2]):
-    ax.plot(ww, np.sqrt(ww**2 + c_toy), color=plotting.NEUTRAL, lw=0.8, label=f"quadric $c = -{c_toy:g}$")
-    ax.plot(ww, -np.sqrt(ww**2 + c_toy), color=plotting.NEUTRAL, lw=0.8)
-    ww2 = ww[ww >= np.sqrt(c_toy)]
-    ax.plot(ww2, np.sqrt(ww2**2 - c_toy), color=plotting.NEUTRAL, lw=0.8, ls="--", label=f"quadric $c = +{c_toy:g}$")
-    ax.plot(ww2, -np.sqrt(ww2**2 - c_toy), color=plotting.NEUTRAL, lw=0.8, ls="--")
-    for k, col in show.items():
-        res = runs[k][0].res
-        nw = np.linalg.norm(res.W1_path[:, j], axis=1)
-        ax.plot(nw, res.W2_path[:, j], color=col, lw=2, label=f"{k} (seed 0)")
-        ax.plot(nw[0], res.W2_path[0, j], "o", color=col)
-    ax.axhline(0, color="k", lw=0.6)
-    ax.set_xlabel(f"$\\|w_{j + 1}\\|$")
-    ax.set_ylabel(f"$a_{j + 1}$")
-    ax.set_title(f"neuron {j + 1}")
-    ax.legend(fontsize=8)
-for k, col in (("obstructed", plotting.LOCAL), ("unobstructed, paper's draw", plotting.SADDLE),
-               ("unobstructed, active start", plotting.GLOBAL)):
-    for i, r in enumerate(runs[k]):
-        axes[2].semilogy(r.res.losses, color=col, alpha=0.5, label=k if i == 0 else None)
-axes[2].axhline(bound_712, color=plotting.NEUTRAL, ls=":", label="7/12 (bound for $a_k > 0$)")
-axes[2].set_xlabel("gradient step")
-axes[2].set_ylabel("MSE")
-axes[2].set_title(f"loss curves, {toy_seeds} seeds per arm")
-axes[2].legend(fontsize=8)
-fig.suptitle("The Sec. 6 toy: trajectories on the quadrics and losses (the paper's Fig. 3)")
+obstruction_drawings.draw_toy(runs, c_abs=c_toy, bound=bound_712)
 plt.show()
 
 # %% [markdown]
@@ -376,26 +286,15 @@ plt.show()
 # Gaussian weights of each cell (an independent reference) and counts the draws with a pathological neuron.
 
 # %%
-# Independent reference: Monte Carlo draws of the Gaussian weights (no markovlib on this route)
-mc_rng = np.random.default_rng(seed + 1)
 n_cells = 2 * len(mc_dims) * len(mc_widths)
 z_mc = float(norm.ppf(1 - mc_alpha / (2 * n_cells)))
-inside, grid = 0, {}
-for scheme in ("kaiming", "xavier"):
-    for d in mc_dims:
-        for l in mc_widths:
-            sw2, sa2 = (2 / d, 2 / l) if scheme == "kaiming" else (2 / (d + l), 2 / (l + 1))
-            w = mc_rng.normal(scale=np.sqrt(sw2), size=(n_mc, l, d))
-            a = mc_rng.normal(scale=np.sqrt(sa2), size=(n_mc, l))
-            k = int(np.sum(np.any(a**2 > (w**2).sum(-1), axis=1)))
-            lo, hi = wilson_interval(k, n_mc, z=z_mc)
-            P = invariant_set.obstruction_probability(d, l, scheme)
-            inside += lo <= P <= hi
-            grid[scheme, d, l] = (P, k / n_mc, lo, hi)
+cells = [(scheme, d, l) for scheme in ("kaiming", "xavier") for d in mc_dims for l in mc_widths]
+grid = width_checks.monte_carlo(cells, n_mc, z_mc, np.random.default_rng(seed + 1))  # Gaussian weights, no formula
+inside = sum(lo <= P <= hi for _, lo, hi, P in grid.values())
 print(f"cells whose Wilson interval (z = {fixed(z_mc, 2)}, Bonferroni over {n_cells} cells) holds the formula: "
       f"{fraction(inside, n_cells)}")
 print(f"{'scheme':>8}{'d':>4}{'l':>4}{'formula':>10}")
-for (scheme, d, l), (P, *_rest) in grid.items():
+for (scheme, d, l), (*_rest, P) in grid.items():
     if d in (mc_dims[0], mc_dims[-1]) and l in (mc_widths[0], mc_widths[-1]):
         print(f"{scheme:>8}{d:>4}{l:>4}{fixed(P, 4):>10}")
 
@@ -409,21 +308,7 @@ _ = verified.record("App. F formula vs Monte Carlo", inside == n_cells, kind="in
 # The formula against $d$ (lines) with the Monte Carlo estimates and their intervals (dots), for both schemes:
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
-dd = np.arange(1, 31)
-for ax, scheme in zip(axes, ("kaiming", "xavier")):
-    for i, l in enumerate(mc_widths):
-        col = plt.cm.viridis(i / max(1, len(mc_widths) - 1))
-        ax.semilogy(dd, invariant_set.obstruction_probability(dd, l, scheme), color=col, label=f"l = {l} (formula)")
-        pts = [(d, grid[scheme, d, l]) for d in mc_dims]
-        ax.errorbar([d for d, _ in pts], [max(g[1], 1e-4) for _, g in pts],
-                    yerr=[[max(g[1], 1e-4) - max(g[2], 1e-5) for _, g in pts], [g[3] - max(g[1], 1e-4) for _, g in pts]],
-                    fmt="o", color=col, ms=4)
-    ax.set_xlabel("input dimension d")
-    ax.set_ylabel("P[obstruction]")
-    ax.set_title(f"{scheme.capitalize()} normal: formula (lines), Monte Carlo (dots)")
-    ax.legend()
-fig.suptitle("Probability of at least one pathological neuron at initialization (the paper's Fig. 5)")
+obstruction_drawings.draw_fig5(grid, n_mc, mc_dims, mc_widths)
 plt.show()
 
 # %% tags=["hide-input"]

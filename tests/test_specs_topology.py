@@ -19,7 +19,7 @@ def chapter_defaults(chapter):
     return {k: v for k, v in namespace.items() if not k.startswith("__")}
 
 
-CHAPTERS = ["topo_beyond_remarks", "topo_homology"]
+CHAPTERS = ["topo_beyond_remarks", "topo_homology", "topo_breast_cancer", "topo_obstruction"]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -38,6 +38,14 @@ def test_defaults_pass(chapter):
     ("topo_homology", dict(torus_c=[1.0, 3.0]), "max\\(torus_c\\) <= 2 min\\(torus_c\\)"),
     ("topo_homology", dict(n_seeds=4), "n_seeds \\* len\\(train_dims\\) >= 10"),
     ("topo_homology", dict(lr=0.0), "lr > 0"),
+    ("topo_breast_cancer", dict(widths=[2, 3]), "the largest >= 8"),
+    ("topo_breast_cancer", dict(lr=0.0), "lr > 0"),
+    ("topo_breast_cancer", dict(steps=100), "lr \\* steps >= 30"),
+    ("topo_breast_cancer", dict(slice_width=16), "slice_width in the stored widths"),
+    ("topo_breast_cancer", dict(slice_inits=10**6), "slice_inits <= the stored n_inits"),
+    ("topo_obstruction", dict(toy_lr=0.0), "toy_lr > 0"),
+    ("topo_obstruction", dict(toy_steps=500), "10 <= toy_lr \\* toy_steps <= 100"),
+    ("topo_obstruction", dict(n_recheck=30), "n_recheck"),
 ])
 def test_a_bad_value_names_its_condition(chapter, change, names):
     values = dict(chapter_defaults(chapter), **change)

@@ -11,4 +11,8 @@
 - ``breast_cancer``: the breast-cancer study of Sec. 6 / Fig. 4 (split, floor, paired draws, runs, statistics).
 - ``appendix``: App. E's network with biases, App. F's log survival, App. G's population loss and flow.
 - ``shallow_relu``: the network f(x) = W2 relu(W1 x), its MSE and BCE losses, batched gradient descent.
+- The chapters' steps, one call each: ``bias_checks``, ``width_checks``, ``outputs_checks`` (App. E, F, G),
+  ``homology_checks`` (Thm 1, Cor. 1, Lemmas 2-3, Prop. 3), ``breast_cancer_checks`` (Sec. 6, Fig. 4), ``toy_checks``
+  (the Sec. 6 toy), ``torch_reference`` (independent torch references); their figures: ``remarks_drawings``,
+  ``homology_drawings``, ``breast_cancer_drawings``, ``obstruction_drawings``.
 """
