@@ -1,15 +1,8 @@
-"""Numbers in the chapters' prose that come from nowhere (issue 35): every number in a chapter's markdown, outside
-math, roles, labels, code and references to the papers' numbered items (Thm 2, Fig. 4, Sec. 5.2, Eq. (3), App. A.4,
-Lemma 15, ...), must be one of
+"""Numbers in the chapters' prose that come from nowhere (issue 35): prints, per chapter, every number that is neither
+glued, nor a parameter's default named as the parameter, nor a typed value with its source (the rules:
+markovlib.book.prose_numbers).
 
-- glued (then it is not in the markdown at all: the prose writes ``{glue:text}`name```);
-- a parameter's default, named as the parameter: the number appears next to the parameter's name in backticks
-  (``steps`` = 1000, or 1000 steps (`steps`));
-- in the chapter's short list of typed values, each with its source (the paper with its section, a derivation in
-  the chapter, or a review's figure marked as the review's): the notebook metadata ``markovlib.typed_numbers``, a
-  mapping from the number as written to its source.
-
-    python tools/prose_numbers.py                    # every chapter: the numbers that are none of these
+    python tools/prose_numbers.py                    # every chapter
     python tools/prose_numbers.py book/low_rank.ipynb
 """
 from __future__ import annotations
