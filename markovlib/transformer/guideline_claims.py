@@ -9,6 +9,8 @@ count, its glued text and its Wilson row, and the runs' curves behind them.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from ..book import formatting
@@ -18,19 +20,25 @@ from .guideline import first_above, ratio_curve
 
 
 def record_flags(verified, counts: dict, claim: str, flags, *, glue_name: str, rate: float, check: str, kind: str,
-                 unit: str = "seeds", family: int = 1) -> str:
+                 unit: str = "seeds", family: int = 1, strict: bool = True, claimed: bool = True) -> str:
     """Count the runs in which ``claim`` held (``flags``, one boolean per run), keep ``counts[claim] = (k, n,
     family)``, glue ``k/n`` as ``glue_name``, print it and record the Wilson count (``verified.record_count``, which
-    raises AssertionError when the lower end does not exceed ``rate``). Returns the glued text."""
+    raises AssertionError when the lower end does not exceed ``rate``; with ``strict=False`` the row is recorded
+    as measured, failed or not, and nothing raises; with ``claimed=False`` the count is glued and printed as
+    "measured only" and not recorded: a claim outside its range). Returns the glued text."""
     flags = np.asarray(flags, dtype=bool).ravel()
     family = checks.positive_int("family", family)
     if flags.size == 0:
         raise ValueError(f"flags must hold one boolean per run, got none for {claim!r}")
     counts[claim] = (int(flags.sum()), flags.size, family)
+    if not claimed:  # outside the claim's range (a chain with p > q): the count is reported, not tested
+        text = glue(glue_name, formatting.fraction(counts[claim][0], flags.size) + " (measured only, p > q)")
+        print(f"{claim}: {text} {unit}")
+        return text
     text = glue(glue_name, formatting.fraction(counts[claim][0], flags.size))
     print(f"{claim}: {text} {unit}")
     verified.record_count(claim, counts[claim][0], flags.size, rate=rate, check=check, kind=kind, unit=unit,
-                          family=family)
+                          family=family, strict=strict)
     return text
 
 
@@ -102,3 +110,30 @@ def record_grid(verified, counts: dict, times: dict, cells, *, fast_steps, grid_
             ks.append(int(np.sum(flags)))
         glue(name, f"at least {formatting.fraction(min(ks), flags.size)} runs in each of the {len(cell_set)} chains")
     return cell_counts
+
+
+def reversed_chains(folder, *, family=None, alpha=0.05):
+    """The stored chains with p > q and p + q > 1 (issue 35, item 3: does the Sec. 5.2 guideline hold there?): the
+    grid's such cells (``runs.csv.gz``) and the set ``runs_pgq.csv.gz``. Per chain and initialization: runs, how many
+    reach the bigram predictor within the stored horizon, the median step among those, and the two-sided Wilson
+    interval of that rate at level 1 - 2 alpha / family (``family``: the number of chains, Bonferroni). A chain's rate
+    is *decided* when its interval excludes 1/2. Returns a DataFrame."""
+    import pandas as pd
+
+    from ..book.inference import wilson_interval, wilson_lower_z
+
+    folder = Path(folder)
+    grid = pd.read_csv(folder / "runs.csv.gz")
+    grid = grid[(grid.experiment == "grid") & (grid.p > grid.q) & (grid.p + grid.q > 1)]
+    runs = pd.concat([grid, pd.read_csv(folder / "runs_pgq.csv.gz")], ignore_index=True)
+    chains = sorted({(p, q) for p, q in zip(runs.p, runs.q)})
+    family = len(chains) if family is None else checks.positive_int("family", family)
+    z = wilson_lower_z(alpha, family)
+    rows = []
+    for (p, q, init), d in runs.groupby(["p", "q", "init"]):
+        k, n = int(d.steps_to_bigram.notna().sum()), len(d)
+        lo, hi = wilson_interval(k, n, z)
+        rows.append({"p": p, "q": q, "init": init, "runs": n, "reached": k, "steps": int(d.steps.max()),
+                     "median_step": float(d.steps_to_bigram.median()) if k else float("nan"), "lo": lo, "hi": hi,
+                     "decided": bool(lo > 0.5 or hi < 0.5)})
+    return pd.DataFrame(rows)
