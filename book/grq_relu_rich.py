@@ -93,7 +93,8 @@ kd_rich_min = 0.1  # first, absolute rich threshold; failed in two of three seed
 kd_rich_ratio = 10.0  # set after that failure: small-tau upstream kernel distance over the largest lazy one
 move_margin = 2.0  # fixed before the data: Fig. 5b ratios (Hamming up over down; parameter distance down over up)
 grid_slice_steps = 50  # stored grid: its checkpoints up to this step (0, 10, 20, 50) re-executed for one seed
-grid_slice_tol = 1e-10  # stored grid: largest relative difference of the re-executed slice (measured: bit-identical in both CI configurations)
+grid_slice_factor = 10.0  # stored grid: the re-executed slice agrees with the stored values within this many times the change one rounding unit in the initial weights makes over the same steps
+stored_cross_tol = 1e-10  # the two stored sets agree where they overlap (same runs, same machine: bit-identical when stored)
 cons_d = 5  # conservation and NTK checks: input dimension
 cons_n = 20  # conservation and NTK checks: data points
 cons_h = 8  # conservation and NTK checks: width (even)
@@ -709,9 +710,11 @@ plt.show()
 # Hamming and parameter distances and the train loss) up to the horizon itself, as in the paper's appendix D.1.
 #
 # A slice of the stored grid is re-executed here (the first checkpoints of one seed at nine grid points, every metric)
-# and must agree with the stored values to `grid_slice_tol`; full-batch GD in float64 over these few steps is
-# deterministic, and the relative tolerance $10^{-10}$ leaves room only for rounding on another machine's BLAS
-# (this run's difference is printed below). The two stored sets also check each other: the size study's runs at the
+# and must agree with the stored values. Full-batch GD in float64 over these few steps is deterministic on one machine,
+# but another machine's BLAS sums in another order. The tolerance is measured, not assumed: the same slice is trained
+# twice more, once from the initial weights moved by one rounding unit, and the slice must agree with the stored
+# values within `grid_slice_factor` times that difference (each metric compared at its own scale over the slice, so
+# that a value that is zero in exact arithmetic, the kernel distance at step 0, is not compared with itself). The two stored sets also check each other: the size study's runs at the
 # paper's size are the grid's runs at $\tau = 0.1$, $\delta \in \{-1, 0, 1\}$ (the same seeds and draws), made by
 # another invocation of the tool with another batching, and must agree wherever both have a checkpoint.
 
@@ -733,17 +736,21 @@ for key, text in dict(g_d=g_set["d"], g_n=g_set["n"], g_grid=f"{len(g_taus)} x {
 # The slice re-executed: the first checkpoints of one seed at the grid's corners and centre, every metric.
 
 # %%
-GRID_SLICE_PRINT = 1e-11  # printed bound of the slice, under grid_slice_tol
+GRID_SLICE_PRINT = 1e-13  # printed bound of the slice and of the perturbation (both near 1e-15 when measured)
 grid_slice_err, sl_cps, sl_points = relu_stored.grid_slice_error(G, g_set, grid_slice_steps)
-print(f"seed {int(g_seeds[0])}, {sl_points} grid points, checkpoints {sl_cps} re-executed: largest relative "
-      f"difference of the five metrics to the stored values {bound(grid_slice_err, GRID_SLICE_PRINT)}")
+slice_pert = relu_stored.grid_slice_perturbation(G, g_set, grid_slice_steps)
+slice_tol = grid_slice_factor * max(slice_pert, 2.0 ** -52)
+print(f"seed {int(g_seeds[0])}, {sl_points} grid points, checkpoints {sl_cps} re-executed: largest difference of the "
+      f"five metrics to the stored values {bound(grid_slice_err, GRID_SLICE_PRINT)}; one rounding unit in the initial "
+      f"weights moves them by {bound(slice_pert, GRID_SLICE_PRINT)} (each at its own scale)")
 
 # %% tags=["hide-input"]
 _ = verified.record("the stored paper-scale grid is reproduced by the package (first checkpoints, 9 grid points)",
-                    grid_slice_err < grid_slice_tol,
+                    grid_slice_err < slice_tol,
                     check=f"seed {int(g_seeds[0])}, tau x delta at the corners and centre, checkpoints {sl_cps}: "
-                          "train and test loss, kernel, Hamming and parameter distances (relative)",
-                    measured=bound(grid_slice_err, GRID_SLICE_PRINT), tolerance=f"{grid_slice_tol:.0e}",
+                          "train and test loss, kernel, Hamming and parameter distances, each at its own scale",
+                    measured=bound(grid_slice_err, GRID_SLICE_PRINT),
+                    tolerance=f"{grid_slice_factor:g} x the change from one rounding unit in the initial weights",
                     kind="stored data")
 
 # %% [markdown]
@@ -856,8 +863,8 @@ for key, text in dict(s_seeds=len(SZ["seeds"]), s_H=int(SZ["steps"][-1]), s_summ
     glue(key, str(text))
 assert all(v == "not decided" for (d_, n_, c), v in study["verdicts"].items() if (d_, n_) == (16, 150)), study["verdicts"]
 _ = verified.record("the two stored sets agree where they overlap (size study at the paper's size = the grid's tau = 0.1 runs)",
-                    cross["cross"] < grid_slice_tol, check="every metric, every common seed, delta and checkpoint, relative",
-                    measured=bound(cross["cross"], GRID_SLICE_PRINT), tolerance=f"{grid_slice_tol:.0e}", kind="stored data")
+                    cross["cross"] < stored_cross_tol, check="every metric, every common seed, delta and checkpoint, relative",
+                    measured=bound(cross["cross"], GRID_SLICE_PRINT), tolerance=f"{stored_cross_tol:.0e}", kind="stored data")
 small_size, paper_size, cells = study["sizes"][0], study["sizes"][-1], study["cells"]
 wilson = list(study["rows"][0])[4]  # the name of the Wilson column
 _ = verified.record(f"at the reduced size (d, n) = {small_size}, tau = 0.1: balanced ends with a lower test loss than upstream",

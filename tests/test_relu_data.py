@@ -117,3 +117,17 @@ def test_the_grid_and_the_size_study_agree_where_they_overlap():
             b = zs[m][k][ts, is_]
             scale = np.maximum(1.0, np.abs(a)) if m in RELATIVE else 1.0
             assert np.max(np.abs(a - b) / scale) < TOL_PREFIX, (s, m)
+
+
+def test_the_slice_tolerance_comes_from_a_measured_perturbation():
+    """issue 35, item 5: the re-executed slice of the stored grid is compared at each metric's own scale, and one
+    rounding unit in the initial weights moves it by about the rounding level (not 0, not the 2.2e-4 that an
+    elementwise relative difference of the step-0 kernel distance, -2.2e-16 against 0, once gave)."""
+    from markovlib.book.stored import data_dir
+    from markovlib.richlazy import relu_checks, relu_stored
+
+    G, man = relu_checks.load_stored(data_dir("relu_grid"), "grid.npz")
+    err, cps, n = relu_stored.grid_slice_error(G, man["settings"], 20)
+    pert = relu_stored.grid_slice_perturbation(G, man["settings"], 20)
+    assert 0 < pert < 1e-12 and err < 10 * max(pert, 2.0 ** -52)
+    assert relu_stored._at_scale(np.array([0.0, 1e-3]), np.array([-2.2e-16, 1e-3])) < 1e-12

@@ -35,7 +35,7 @@ BROKEN = [
     ("grq_relu_rich", "log10_tau_max > log10_tau_min", dict(log10_tau_max=-1.0, log10_tau_min=0.3)),
     ("grq_relu_rich", "n_delta odd", dict(n_delta=4)),
     ("grq_relu_rich", "t_fast a power of ten in [10, steps]", dict(t_fast=50)),
-    ("grq_relu_rich", "grid_slice_tol > 0", dict(grid_slice_tol=0.0)),
+    ("grq_relu_rich", "stored_cross_tol > 0", dict(stored_cross_tol=0.0)),
     ("grq_relu_rich", "cons_h even", dict(cons_h=7)),
     ("grq_relu_rich", "cons_lrs: at least two, each half the previous", dict(cons_lrs=[0.02, 0.015])),
     ("grq_relu_rich", "1 to 6 surf_widths", dict(surf_widths=[5] * 7)),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..book.formatting import fraction
+from ..numerics import checks
 from .relu_batch import METRICS
 from .relu_checks import size_ranking, step_index
 from .relu_grid import train_grid
@@ -26,10 +27,16 @@ def _relative(a, b) -> float:
     return float(np.max(np.abs(a - b) / np.maximum(np.abs(a), 1e-12)))
 
 
-def grid_slice_error(G, settings, max_step) -> tuple[float, list[int], int]:
-    """Re-execute the stored grid ``G`` (settings ``settings`` of its manifest) for its first seed at the corners
-    and centre of (tau, delta), at the stored checkpoints up to ``max_step``; returns (the largest relative
-    difference over every metric, the checkpoints, the number of grid points)."""
+def _at_scale(a, b) -> float:
+    """max |a - b| over the largest |a|: the difference at the metric's own scale over the compared entries, so that
+    a value that is zero in exact arithmetic (the kernel distance at step 0, stored as -2.2e-16) is not compared
+    with itself; the absolute difference where every |a| is 0."""
+    scale = float(np.max(np.abs(a)))
+    diff = float(np.max(np.abs(a - b)))
+    return diff / scale if scale > 0 else diff
+
+
+def _slice(G, settings, max_step):
     taus, deltas, steps = G["taus"], G["deltas"], G["steps"]
     cps = [int(s) for s in steps if s <= max_step]
     if len(cps) < 2:
@@ -38,8 +45,38 @@ def grid_slice_error(G, settings, max_step) -> tuple[float, list[int], int]:
     sl_d = sorted({0, len(deltas) // 2, len(deltas) - 1})
     sl = dict(settings, taus=[float(taus[i]) for i in sl_t], deltas=[float(deltas[j]) for j in sl_d],
               seeds=[int(G["seeds"][0])])
-    live = train_grid(sl, [int(G["seeds"][0])], cps)
-    err = max(_relative(G[m][: len(cps), 0][np.ix_(range(len(cps)), sl_t, sl_d)], live[m][:, 0]) for m in METRICS)
+    return sl, sl_t, sl_d, cps
+
+
+def grid_slice_perturbation(G, settings, max_step, ulps=1) -> float:
+    """The slice of :func:`grid_slice_error` trained twice, once from the student's initial weights (a0, W0) moved
+    by ``ulps`` rounding units (a factor 1 + ulps 2^-52): the largest difference between the two runs over every
+    metric, each at its own scale. It measures how far one rounding unit in the inputs carries over these steps,
+    the yardstick of the slice's tolerance on another machine's BLAS (issue 35, item 5)."""
+    from threadpoolctl import threadpool_limits
+
+    from .relu_batch import train_networks
+    from .relu_grid import problems
+
+    ulps = checks.positive_int("ulps", ulps)
+    sl, _, _, cps = _slice(G, settings, max_step)
+    p = problems(sl, sl["seeds"])
+    runs = []
+    with threadpool_limits(limits=1):
+        for factor in (1.0, 1.0 + ulps * 2.0 ** -52):
+            runs.append(train_networks(p["X"], p["y"], p["a0"] * factor, p["W0"] * factor, p["lr"][None], cps,
+                                       X_test=p["X_test"], y_test=p["y_test"]))
+    return max(_at_scale(runs[0][m], runs[1][m]) for m in METRICS)
+
+
+def grid_slice_error(G, settings, max_step) -> tuple[float, list[int], int]:
+    """Re-execute the stored grid ``G`` (settings ``settings`` of its manifest) for its first seed at the corners
+    and centre of (tau, delta), at the stored checkpoints up to ``max_step``; returns (the largest difference over
+    every metric, each at its own scale over the slice (:func:`_at_scale`), the checkpoints, the number of grid
+    points)."""
+    sl, sl_t, sl_d, cps = _slice(G, settings, max_step)
+    live = train_grid(sl, sl["seeds"], cps)
+    err = max(_at_scale(G[m][: len(cps), 0][np.ix_(range(len(cps)), sl_t, sl_d)], live[m][:, 0]) for m in METRICS)
     return err, cps, len(sl_t) * len(sl_d)
 
 

@@ -26,7 +26,8 @@ SPEC = params.declare(
     kd_rich_ratio=params.Real(1.0, 1e6, why="a ratio above 1"),
     move_margin=params.Real(2.0, 2.0, why="the only value checked (the stored Fig. 5b count fails from 2.9)"),
     grid_slice_steps=params.Int(10, 100, why="the first checkpoints of the stored grid"),
-    grid_slice_tol=params.Real(0.0, 1e-10, why="a rounding tolerance (the slice was bit-identical when stored)"),
+    grid_slice_factor=params.Real(2.0, 1000.0, why="a margin over the measured effect of one rounding unit"),
+    stored_cross_tol=params.Real(0.0, 1e-10, why="a rounding tolerance (the two stored sets were bit-identical)"),
     cons_d=params.Int(4, 5, why="claims 1 and 2's range"), cons_n=params.Int(15, 20, why="claims 1 and 2's range"),
     cons_h=params.Int(6, 8, why="the stated range of claims 1 and 2"),
     cons_time=params.Real(0.0, 10.0, closed=False, why="a training time"),
@@ -51,7 +52,7 @@ SPEC = params.declare(
              ("t_fast a power of ten in [10, steps]", lambda v: 10 <= v["t_fast"] <= v["steps"]
               and 10 ** round(math.log10(v["t_fast"])) == v["t_fast"],
               "a checkpoint of the runs"),
-             ("grid_slice_tol > 0", lambda v: v["grid_slice_tol"] > 0, "a tolerance"),
+             ("stored_cross_tol > 0", lambda v: v["stored_cross_tol"] > 0, "a tolerance"),
              ("cons_h even", lambda v: v["cons_h"] % 2 == 0, "the conservation problems pair neurons"),
              ("cons_lrs: at least two, each half the previous",
               lambda v: len(v["cons_lrs"]) >= 2
