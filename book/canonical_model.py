@@ -17,10 +17,10 @@
 # # The canonical low-rank parameterization
 #
 # The full transformer of {doc}`transformer_yardsticks` has $d + Nd + 12 d^2 + 1$ parameters (8969 for the
-# paper's $d = 8$, $N = 1024$). {cite:t}`makkuva2024local` observe that trained weights are approximately rank one and share one
-# direction (Sec. 3, App. B), and restrict the analysis to rank-one weights described by the embedding scale $e$,
-# the feed-forward scale $w$ and the bias $b$ (the attention scalar $a$ of Sec. 4.1 is 0 here). This chapter
-# derives the logit of this *canonical model* (App. C), shows that its loss is a logistic regression in one
+# paper's $d = 8$, $N = 1024$). {cite:t}`makkuva2024local` observe that trained weights are approximately rank
+# one and share one direction (Sec. 3, App. B), and restrict the analysis to rank-one weights described by the
+# embedding scale $e$, the feed-forward scale $w$ and the bias $b$ (the attention scalar $a$ of Sec. 4.1 is 0 here).
+# This chapter derives the logit of this *canonical model* (App. C), shows that its loss is a logistic regression in one
 # coefficient $c = e^2(1 + 2w|w|)$, minimizes out the bias, and studies the resulting function $g(c)$, whose
 # minimum is the entropy rate and whose value at $c = 0$ is $H(\pi)$.
 #
