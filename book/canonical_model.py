@@ -17,10 +17,10 @@
 # # The canonical low-rank parameterization
 #
 # The full transformer of {doc}`transformer_yardsticks` has $d + Nd + 12 d^2 + 1$ parameters (8969 for the
-# paper's $d = 8$, $N = 1024$). {cite:t}`makkuva2024local` observe that trained weights are rank one and share one
-# direction (Sec. 3, App. B), and restrict the analysis to rank-one weights described by the embedding scale $e$,
-# the feed-forward scale $w$ and the bias $b$ (the attention scalar $a$ of Sec. 4.1 is 0 here). This chapter
-# derives the logit of this *canonical model* (App. C), shows that its loss is a logistic regression in one
+# paper's $d = 8$, $N = 1024$). {cite:t}`makkuva2024local` observe that trained weights are approximately rank
+# one and share one direction (Sec. 3, App. B), and restrict the analysis to rank-one weights described by the
+# embedding scale $e$, the feed-forward scale $w$ and the bias $b$ (the attention scalar $a$ of Sec. 4.1 is 0 here).
+# This chapter derives the logit of this *canonical model* (App. C), shows that its loss is a logistic regression in one
 # coefficient $c = e^2(1 + 2w|w|)$, minimizes out the bias, and studies the resulting function $g(c)$, whose
 # minimum is the entropy rate and whose value at $c = 0$ is $H(\pi)$.
 #
@@ -45,8 +45,9 @@
 # ## Parameters
 #
 # Beside the defaults, CI runs the chapter at `book/ci_params/canonical_model.yaml` (chains at the corners and at
-# the margin, on both sides, the smallest sizes); the chains $(0.02, 0.03)$, $(0.98, 0.97)$, $(0.03, 0.96)$,
-# $(0.02, 0.98)$, $(0.49, 0.49)$ and $(0.51, 0.51)$ with other seeds were also run. To rerun with another chain,
+# the margin, on both sides, the smallest sizes). The chains $(0.02, 0.03)$, $(0.98, 0.97)$, $(0.03, 0.96)$,
+# $(0.02, 0.98)$, $(0.49, 0.49)$ and $(0.51, 0.51)$ were run with other seeds while the chapter was written, but
+# those runs are not recorded; only the defaults and CI's set are evidence here. To rerun with another chain,
 # e.g. the $p = q = 0.9$ chain of the paper's Fig. 1:
 # `papermill book/canonical_model.ipynb out.ipynb -p p 0.9 -p q 0.9`.
 
@@ -109,10 +110,11 @@ exact = dict(n_exact=N_exact, seed=seed)  # the full model's exact population lo
 # (sec-canonical-model-logit)=
 # ## From rank-one weights to one coefficient (App. B, C)
 #
-# Trained models (Sec. 5.1 of the paper, and App. B for the predecessor's global minima) show the same picture:
-# the token embedding $\boldsymbol e$ and every positional embedding $\boldsymbol p_n$ point along one direction
+# Trained models (Sec. 5.1 of the paper, and App. B for the predecessor's global minima) show approximately this
+# picture (the paper: "at convergence both [...] are approximately rank-one"): the token embedding $\boldsymbol e$ and every positional embedding $\boldsymbol p_n$ point along one direction
 # $\boldsymbol\alpha$, with entries of equal size, $\boldsymbol\alpha \in \{\pm 1\}^d/\sqrt d$, and the weight
-# matrices are rank one with $\boldsymbol\alpha$ as a factor. The canonical parameterization keeps exactly this
+# matrices are approximately rank one with $\boldsymbol\alpha$ as a factor (the chapter {doc}`low_rank` measures
+# how nearly, and where not). The canonical parameterization keeps exactly this
 # structure. Fix a unit vector $\boldsymbol\alpha$ and $\boldsymbol u \in \mathbb R^r$ with entries
 # $u_j \ge 0$ and $\lVert\boldsymbol u\rVert^2 = 4$ (the paper takes $\boldsymbol u$ proportional to the
 # all-ones vector; only $\lVert \boldsymbol u\rVert$ matters, as the derivation shows). We follow the model of

@@ -32,8 +32,8 @@
 #    ({glue:text}`md_marginal_entropy` nats) the best a predictor that ignores the context reaches (the bad local
 #    minimum of Thm 5) ([Sec. 2](#sec-markov-data-yardsticks)).
 # 3. The two coincide exactly on $p + q = 1$ (i.i.d. data); their gap is the mutual information of consecutive
-#    symbols, at least {glue:text}`md_min_gap` nats at distance {glue:text}`md_gap_margin` from the line
-#    ([Sec. 3](#sec-markov-data-gap)).
+#    symbols; on a grid of step {glue:text}`md_grid_step` it is at least {glue:text}`md_min_gap` nats at distance
+#    {glue:text}`md_gap_margin` or more from the line ([Sec. 3](#sec-markov-data-gap)).
 # 4. The vectorized sampler has the right transition frequencies, the stationary marginal at every position and
 #    geometric run lengths, for both backends: {glue:text}`md_n_tests` exact binomial tests, family-wise false
 #    alarm at most {glue:text}`md_family_alpha` ([Sec. 4](#sec-markov-data-sampler),
@@ -45,8 +45,9 @@
 # ## Parameters
 #
 # The defaults are the paper's Fig. 4 chain. Beside them, CI runs the chapter at the second parameter set
-# `book/ci_params/markov_data.yaml`, a chain at a corner of the range with the smallest sizes accepted; chains at
-# the other corners, on both sides of $p + q = 1$ and on it, with other seeds, were also run.
+# `book/ci_params/markov_data.yaml`, a chain at a corner of the range with the smallest sizes accepted. Chains at
+# the other corners, on both sides of $p + q = 1$ and on it, were run while the chapter was written, but those runs
+# are not recorded; the outputs shown are for the defaults.
 
 # %% tags=["parameters"]
 p: float = 0.5  # P(1 | 0) of the chain, in [0.02, 0.98] (paper's Fig. 4: p 0.5, q 0.8, so p + q > 1)
@@ -220,13 +221,16 @@ plt.show()
 # ## Where the two yardsticks part
 #
 # Over the whole $(p, q)$ square the gap $H(\pi) - H(x_{n+1}\mid x_n)$ is the mutual information between
-# consecutive symbols: it vanishes exactly on the line $p + q = 1$ and grows towards the corners where the chain is
-# nearly deterministic. (Independently of the two closed forms: with the joint law $\pi_i P_{ij}$ of
+# consecutive symbols: it vanishes exactly on the line $p + q = 1$ and is largest near the corners $(0, 0)$ and
+# $(1, 1)$, where the chain nearly always stays or nearly always switches (the corners $(0, 1)$ and $(1, 0)$ lie on
+# the line). (Independently of the two closed forms: with the joint law $\pi_i P_{ij}$ of
 # $(x_n, x_{n+1})$, whose two marginals are both $\pi$, $I = \sum_{ij} \pi_i P_{ij}\log\frac{P_{ij}}{\pi_j}$; the
-# cell computes it directly and compares.) On the grid below, at distance at least {glue:text}`md_gap_margin` from
-# the line, the gap is at least {glue:text}`md_min_gap` nats. This gap is what a model loses by falling into the
-# unigram minimum; the rest of Part I asks which initializations lead there. The switching factor $s = p + q$ will
-# decide the shape of the loss landscape ($s > 1$: the bad minimum exists).
+# cell computes it directly and compares.) On the grid below (step {glue:text}`md_grid_step`), at distance {glue:text}`md_gap_margin` or
+# more from the line, the gap is at least {glue:text}`md_min_gap` nats. This gap is what a model loses by falling
+# into the unigram minimum; the rest of Part I asks which initializations lead there. The switching factor
+# $s = p + q$ will decide the shape of the loss landscape: in the canonical model both sides of $s = 1$ have local
+# minima at the unigram loss (the paper: "our Thm. 1 shows that local minima also exist for p + q < 1"), and $s$
+# decides where they lie and which initializations reach them.
 
 # %%
 gap = data_checks.yardstick_gap(gap_margin, n=99)
@@ -243,6 +247,7 @@ verified.record("the gap is the mutual information of consecutive symbols", gap.
                 measured=bound(gap.err_mi, 1e-14), tolerance="1e-12", kind="independent")
 _ = glue("md_gap_margin", f"{gap_margin:g}")
 _ = glue("md_min_gap", f"{gap.off_line:.1e}")
+_ = glue("md_grid_step", f"{gap.grid[1] - gap.grid[0]:.2g}")
 
 # %% [markdown]
 # The gap over the square; it vanishes on the dashed line.
@@ -267,8 +272,9 @@ plt.show()
 # is exactly binomial. A transition count is a sum over the visits of state $i$ of the indicator "the next symbol
 # differs"; each visit is followed by a fresh choice with probability $P_{i,1-i}$ (Markov property), so the count
 # minus $P_{i,1-i}$ times the number of visits is a martingale with the binomial variance (Wald's identity), and we
-# test it with the binomial law given the number of visits. At $p = 0.02$ the expected count of a rare event in a
-# small sample is a few dozen, where the normal tail is far from the binomial one, hence exact tails everywhere.
+# test it with the binomial law given the number of visits. At the edges of the range some expected counts are
+# small (the rarest run-length bin of this run has probability {glue:text}`md_rare_example`), where the normal tail
+# is far from the binomial one, hence exact tails everywhere.
 # $|z|$ is printed for reading.
 
 # %%
@@ -345,8 +351,9 @@ _ = verified.record("K-state sampler: transition frequencies", three.pv.min() > 
 # them with probability at most $m\alpha$ (Bonferroni), whatever their dependence. Every test runs at the
 # two-sided level of $n_\sigma$ standard deviations, fixed before the data; the parameters cell accepts $n_\sigma$
 # only as low as keeps this bound at or below 0.01. *Changed claim:* $n_\sigma$ was accepted down to 3, where the
-# bound of 55 tests reached 0.15 and printed rounded down; now such an $n_\sigma$ is refused and the bound prints
-# rounded up.
+# family bound reached 0.15 (at CI's parameter set, 55 tests) and printed rounded down; now the parameters cell
+# refuses any $n_\sigma$ whose bound exceeds 0.01 (the table gives the outer range; the family bound raises its
+# lower end), and the bound prints rounded up.
 
 # %%
 tests = {**losses.pvalues, **freq.pvalues, **runs.pvalues, **three.pvalues}  # name -> exact p-value of every test

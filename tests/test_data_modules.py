@@ -33,6 +33,15 @@ def test_minimizers_and_gap():
     assert gap.gap.shape == (49, 49)
 
 
+def test_gap_off_the_line_keeps_the_points_at_exactly_the_margin():
+    # grid point k is (k + 1) / 100, so |p + q - 1| = |i + j - 98| / 100 exactly: select in integers, not floats
+    gap = data_checks.yardstick_gap(0.05, n=99)
+    i, j = np.meshgrid(np.arange(99), np.arange(99), indexing="ij")
+    assert np.count_nonzero(np.abs(i + j - 98) == 5) == 188
+    assert gap.off_line == pytest.approx(gap.gap[np.abs(i + j - 98) >= 5].min(), rel=1e-12)
+    assert gap.off_line == pytest.approx(gap.gap[0, 93], rel=1e-12)  # (p, q) = (0.01, 0.94), at distance 0.05
+
+
 def test_sampler_tests_pass_for_the_chain_and_fail_for_another():
     chain = MarkovChain(0.3, 0.6)
     x = chain.sample(512, 128, seed=0)

@@ -131,7 +131,8 @@ def yardstick_gap(gap_margin, n=99):
     mutual_info = sum(j * np.log(j / (m_row * m_col)) for j, m_row, m_col in joint)
     err_mi = float(np.abs(gap - mutual_info).max())
     on_line = float(np.abs(gap[np.isclose(PP + QQ, 1.0)]).max())
-    off_line = float(gap[np.abs(PP + QQ - 1) >= gap_margin].min())
+    # the tolerance keeps the grid points at distance exactly gap_margin, which float rounding of the grid would drop
+    off_line = float(gap[np.abs(PP + QQ - 1) >= gap_margin - 1e-9].min())
     neg = float(gap.min())
     text = (f"gap >= 0 on the grid up to {bound(max(-neg, 0.0), 1e-14)}; max |gap| on p+q=1: {bound(on_line, 1e-14)}; "
             f"min gap off the line (|p+q-1| >= {gap_margin:g}): {off_line:.2e}\n"
