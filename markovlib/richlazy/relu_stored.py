@@ -146,3 +146,37 @@ def size_study(SZ, horizons) -> dict:
         for c in horizons) for d_, n_ in size_list)
     return dict(rows=rows, verdicts=verdicts, z=z, n_tests=len(rows), ratio=ratio, bal_wins=bal_wins, summary=summary,
                 sizes=size_list, horizons=horizons, cells=by_cell, up=up, bal=bal)
+
+
+def horizon_cross_check(SZ_long, SZ) -> dict:
+    """The longer size study ``SZ_long`` (one size, to the paper's 10^5 steps) against the size study ``SZ`` at that
+    size: every metric at every common seed, delta and checkpoint, each at its own scale (:func:`_at_scale`; the two
+    sets were made by separate invocations of the tool with other task batching). Returns the largest difference,
+    the size, the common seeds and checkpoints."""
+    size = tuple(int(v) for v in SZ_long["sizes"][0])
+    k = [i for i, dn in enumerate(SZ["sizes"]) if tuple(int(v) for v in dn) == size]
+    if len(SZ_long["sizes"]) != 1 or not k:
+        raise ValueError(f"SZ_long must hold one size that SZ holds too, got {SZ_long['sizes'].tolist()}")
+    seeds = sorted(set(SZ_long["seeds"].tolist()) & set(SZ["seeds"].tolist()))
+    cps = sorted(set(SZ_long["steps"].tolist()) & set(SZ["steps"].tolist()))
+    if not seeds or len(cps) < 2:
+        raise ValueError("the two sets share no seed or fewer than two checkpoints")
+    pick = lambda S, kk: S[kk][np.ix_([list(S["steps"]).index(c) for c in cps],  # noqa: E731
+                                     [list(S["seeds"]).index(s) for s in seeds], range(len(S["deltas"])))]
+    cross = max(_at_scale(pick({**SZ, m: SZ[m][k[0]]}, m), pick({**SZ_long, m: SZ_long[m][0]}, m)) for m in METRICS)
+    return dict(cross=cross, size=size, seeds=len(seeds), checkpoints=cps)
+
+
+def still_moving(SZ_long, start, end) -> dict:
+    """Fig. 10's remark read over [start, end] (stored checkpoints) at the one size of ``SZ_long``: per delta, the
+    median over the seeds of |metric(end) / metric(start) - 1| for the train loss, the test loss and the Hamming and
+    parameter distances."""
+    steps = list(SZ_long["steps"])
+    if start not in steps or end not in steps or end <= start:
+        raise ValueError(f"start < end must be stored checkpoints, got {start!r}, {end!r}")
+    i, j = steps.index(start), steps.index(end)
+    out = {}
+    for m in ("train_loss", "test_loss", "hamming", "param_distance"):
+        a, b = SZ_long[m][0, i], SZ_long[m][0, j]  # (seed, delta)
+        out[m] = [float(np.median(np.abs(b[:, d] / a[:, d] - 1))) for d in range(a.shape[1])]
+    return out
