@@ -32,8 +32,8 @@
 #    the unigram predictor after step 100 ({glue:text}`ig_fig4_std` seeds); from the guideline point
 #    {glue:text}`ig_guide_point` they end at the bigram predictor ({glue:text}`ig_fig4_guide`) ([Fig. 4](#sec-ig-fig4)).
 # 2. **The guideline points.** {glue:text}`ig_guide_point` has energy {glue:text}`ig_guide_energy` $> E_{\rm sad}$,
-#    and the integrated canonical flow from it reaches a global minimum on every chain; the authors' constants give
-#    the scalar point $(-2\sqrt2, -16)$, far below $E_{\rm sad}$ ([the points](#sec-ig-points)).
+#    and its canonical flow reaches a global minimum on every chain; the authors' constants give
+#    $(-2\sqrt2, -16)$, far below $E_{\rm sad}$ ([the points](#sec-ig-points)).
 # 3. **The trap is a plateau for Adam** (chain {glue:text}`ig_plateau_chain`, {glue:text}`ig_long_runs` stored runs
 #    of {glue:text}`ig_long_steps` steps per optimizer): AdamW is at the unigram point at step 200
 #    ({glue:text}`ig_plateau_200`), then leaves it ({glue:text}`ig_escape`); SGD stays within those steps
@@ -41,8 +41,8 @@
 # 4. **A phase diagram** (stored): the standard init is at the bigram predictor by step 200 for
 #    $p + q < 1$ ({glue:text}`ig_grid_std_below`), not for $p + q > 1$ ({glue:text}`ig_grid_std_above`); the
 #    guideline init gets there on both sides ({glue:text}`ig_grid_guide_below`; $p \le q$:
-#    {glue:text}`ig_grid_guide_above`), first ({glue:text}`ig_grid_before`) ([phase diagram](#sec-ig-grid)), but
-#    not on every chain with $p > q$ ({glue:text}`ig_rev_fails`; [$p > q$](#sec-ig-reversed)).
+#    {glue:text}`ig_grid_guide_above`), first ({glue:text}`ig_grid_before`) ([phase diagram](#sec-ig-grid)); not
+#    on every chain with $p > q$ ([$p > q$](#sec-ig-reversed)).
 # 5. **Trap against scale.** The canonical trap probability stays above $1/2$ (smallest
 #    {glue:text}`ig_canon_min`); the full model under SGD is trapped at $\sigma = 0.02$ ({glue:text}`ig_sigma_small`)
 #    but escapes at $\sigma = 0.4$ ({glue:text}`ig_sigma_large`) ([scale](#sec-ig-sigma)).
