@@ -73,18 +73,18 @@
 # 1. **Rank one from a tiny Gaussian start** (Figs. 3, 6). Under SGD, $W_V$, $W_O$, $W_1$, $W_2$ and the positional
 #    matrix end rank one ({glue:text}`lr_sgd_rank1` seeds), the loss at the entropy rate ({glue:text}`lr_sgd_loss`),
 #    along one direction $\alpha = e/\lVert e\rVert$ ({glue:text}`lr_align`) ([Gaussian start](#sec-lr-gauss)).
-# 2. **A start on the canonical manifold stays on it**: proved, and measured to {glue:text}`lr_inv`; the paper's
-#    random rank-one start (Fig. 7) is measured, not proved ([rank-one start](#sec-lr-stays)).
-# 3. **What drives it.** At SGD step `lr_sgd_small` = 2 (not 5) the loss still reaches the entropy rate but $W_1$, $W_2$ stay random
+# 2. **A start on the canonical manifold stays on it**: proved, measured to {glue:text}`lr_inv`; the paper's random
+#    rank-one start (Fig. 7): measured only ([rank-one start](#sec-lr-stays)).
+# 3. **What drives it.** At SGD step `lr_sgd_small` = 2 the loss still reaches the entropy rate but $W_1$, $W_2$ stay random
 #    ({glue:text}`lr_small_random`): the embedding alone reaches the $e$-axis minimum $\lVert e\rVert^2 = c^*$
 #    ({glue:text}`lr_small_e2`); $W_Q$, $W_K$ stay far from rank one ({glue:text}`lr_qk_far`) ([why](#sec-lr-why)).
 # 4. **The hypercube, at the book's step sizes.** $e \in \{\pm1\}^d/\sqrt d$ under AdamW ({glue:text}`lr_hyper_adam`),
-#    not under SGD at the book's steps ({glue:text}`lr_hyper_sgd`), while the paper saw it under SGD (Sec. 5.1); AdamW makes $W_Q$, $W_K$, $W_1$, $W_2$, positional rank one
+#    not under SGD ({glue:text}`lr_hyper_sgd`), though the paper saw it under SGD (Sec. 5.1); AdamW makes $W_Q$, $W_K$, $W_1$, $W_2$, positional rank one
 #    ({glue:text}`lr_adam_rank1`), while $W_V$, $W_O$ end farther from it ({glue:text}`lr_vo_farther`)
 #    ([AdamW](#sec-lr-adam)).
 # 5. **At the paper's scale** (stored, 20 seeds): SGD makes the five matrices rank one in {glue:text}`lr_stored_sgd5`,
 #    AdamW puts $e$ on the hypercube in {glue:text}`lr_stored_hyper_adam`, SGD not in {glue:text}`lr_stored_hyper_sgd`;
-#    a perturbed rank-one start returns toward stable rank 1 because the rank-one part grows (the perturbation kept its
+#    a perturbed rank-one start returns toward stable rank 1 as its rank-one part grows (the perturbation kept its
 #    size in {glue:text}`lr_live_kept` live seeds) ([stored runs](#sec-lr-stored)).
 #
 # ## Parameters
