@@ -918,7 +918,9 @@ L_H = int(SZL["steps"][-1])
 for key, text in dict(l_H=L_H, l_verdict=long_study["verdicts"][(*long_study["sizes"][0], L_H)],
                       l_count=long_study["cells"][(*long_study["sizes"][0], L_H)]["upstream below balanced"],
                       l_ratio=fixed(long_study["ratio"][(*long_study["sizes"][0], L_H)], 2),
-                      l_bal_wins=long_study["bal_wins"]).items():
+                      l_bal_wins=long_study["bal_wins"],
+                      l_mean_ratio=" and ".join(f"{relu_stored.mean_ratio(SZL, c):.2f} at {c}"
+                                                for c in (int(SZ["steps"][-1]), L_H))).items():
     glue(key, str(text))
 
 # %% [markdown]
@@ -932,7 +934,7 @@ print(pd.DataFrame({m: [fixed(v, 3) for v in vals] for m, vals in moving.items()
                    index=[f"delta = {d:g}" for d in SZL["deltas"]]).to_string())
 
 # %% tags=["hide-input"]
-_ = [glue(f"l_move_{m}", bound(max(vals), 0.01)) for m, vals in moving.items() if m != "train_loss"]
+_ = [glue(f"l_move_{m}", fixed(max(vals), 3)) for m, vals in moving.items() if m != "train_loss"]
 # the prose below reads these stored runs: the verdict at the horizon and the remark's direction
 assert long_study["verdicts"][(*long_study["sizes"][0], L_H)] == "not decided", long_study["verdicts"]
 assert max(max(v) for m, v in moving.items() if m != "train_loss") < 0.01 < min(moving["train_loss"]), moving
@@ -941,12 +943,16 @@ _ = glue("l_move_train_loss", fixed(min(moving["train_loss"]), 2))
 # %% [markdown]
 # **At the paper's horizon**, the count of seeds in which upstream ends below balanced is {glue:text}`l_count`:
 # "{glue:text}`l_verdict`" (median test-loss ratio upstream / balanced {glue:text}`l_ratio`; balanced lower in
-# {glue:text}`l_bal_wins` seeds): the paper's Fig. 1 caption, "This initialization also leads to the smallest test loss", is not
-# decided at its own size and horizon on these seeds. Over the last doubling the test loss changes by
-# {glue:text}`l_move_test_loss`, the Hamming distance by {glue:text}`l_move_hamming` and the parameter distance by
-# {glue:text}`l_move_param_distance` (medians over the seeds, the largest over $\delta$), while the train loss still
-# falls by a fraction of at least {glue:text}`l_move_train_loss`: Fig. 10's remark holds at the paper's size by $10^5$
-# steps, on the three $\delta$ of this study (read after the runs, not a check fixed before them). The full grid at
+# {glue:text}`l_bal_wins` seeds), and on the seed mean, which the paper's figures plot, the ratio upstream /
+# balanced is {glue:text}`l_mean_ratio` steps ($> 1$: balanced lower). The paper's Fig. 1 caption, "This
+# initialization also leads to the smallest test loss", is not confirmed at its own size and horizon on these seeds.
+# Over the last doubling the test loss changes by {glue:text}`l_move_test_loss`, the kernel distance by
+# {glue:text}`l_move_kernel_distance`, the Hamming distance by {glue:text}`l_move_hamming` and the parameter distance by
+# {glue:text}`l_move_param_distance` (medians over the seeds, the largest over $\delta$), while the train loss keeps
+# falling by a fraction of at least {glue:text}`l_move_train_loss` (for upstream it is already at rounding level: the
+# training set is fit). So in this window, at the paper's size and on the three $\delta$ of this study, the test
+# loss and the distances have stopped while the train loss falls, as Fig. 10's remark says of $10^5$ to $10^6$ steps
+# (read after the runs, not a check fixed before them). The full grid at
 # $10^5$ steps and the paper's $10^6$ were not run (no GPU was available).
 
 # %% [markdown]

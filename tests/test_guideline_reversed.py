@@ -19,12 +19,17 @@ def test_reversed_chains_counts_and_decides(tmp_path):
     pgq += [["grid", 0.9, 0.7, "guideline", "adamw", s, 400, (350 if s < 10 else None)] for s in range(20)]
     _runs(grid).to_csv(tmp_path / "runs.csv.gz", index=False)
     _runs(pgq).to_csv(tmp_path / "runs_pgq.csv.gz", index=False)
+    for name, rows in (("curves.csv.gz", grid), ("curves_pgq.csv.gz", pgq)):
+        pd.DataFrame([[*r[:6], 400, 0.7, (0.9 if r[7] is not None else 0.1)] for r in rows],
+                     columns=["experiment", "p", "q", "init", "optimizer", "seed", "step", "eval_loss",
+                              "coefficient_ratio"]).to_csv(tmp_path / name, index=False)
     rev = guideline_claims.reversed_chains(tmp_path).set_index(["p", "q", "init"])
     assert (0.5, 0.8, "guideline") not in rev.index
     assert rev.loc[(0.8, 0.5, "guideline"), "reached"] == 20 and rev.loc[(0.8, 0.5, "guideline"), "decided"]
     assert rev.loc[(0.9, 0.3, "guideline"), "reached"] == 0 and rev.loc[(0.9, 0.3, "guideline"), "hi"] < 0.5
     assert rev.loc[(0.9, 0.7, "guideline"), "reached"] == 10 and not rev.loc[(0.9, 0.7, "guideline"), "decided"]
     assert rev.loc[(0.8, 0.5, "guideline"), "median_step"] == 300
+    assert rev.loc[(0.9, 0.3, "guideline"), "final_max"] == 0.1 and rev.loc[(0.8, 0.5, "guideline"), "final_min"] == 0.9
 
 
 def test_record_flags_measures_without_recording_outside_the_claim():

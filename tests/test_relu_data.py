@@ -131,3 +131,25 @@ def test_the_slice_tolerance_comes_from_a_measured_perturbation():
     pert = relu_stored.grid_slice_perturbation(G, man["settings"], 20)
     assert 0 < pert < 1e-12 and err < 10 * max(pert, 2.0 ** -52)
     assert relu_stored._at_scale(np.array([0.0, 1e-3]), np.array([-2.2e-16, 1e-3])) < 1e-12
+
+
+def test_the_paper_horizon_set_repeats_the_size_study_and_reads_its_window():
+    """relu_sizes_1e5 (issue 36): its first 10^4 steps are the size study's runs; the Fig. 10 window and the seed-mean
+    ratio are read from the stored arrays; bad checkpoints are refused."""
+    import pytest
+
+    from markovlib.book.stored import data_dir
+    from markovlib.richlazy import relu_checks, relu_stored
+
+    SZ, _ = relu_checks.load_stored(data_dir("relu_sizes"), "sizes.npz")
+    L, _ = relu_checks.load_stored(data_dir("relu_sizes_1e5"), "sizes.npz")
+    cross = relu_stored.horizon_cross_check(L, SZ)
+    assert cross["cross"] < 1e-12 and cross["seeds"] == 20 and cross["checkpoints"][-1] == 10000
+    moving = relu_stored.still_moving(L, 50000, 100000)
+    assert set(moving) == {"train_loss", "test_loss", "kernel_distance", "hamming", "param_distance"}
+    up, bal = L["test_loss"][0, -1, :, -1].mean(), L["test_loss"][0, -1, :, 1].mean()
+    assert relu_stored.mean_ratio(L, 100000) == pytest.approx(up / bal, rel=1e-12)
+    with pytest.raises(ValueError, match="step"):
+        relu_stored.mean_ratio(L, 12345)
+    with pytest.raises(ValueError, match="start < end"):
+        relu_stored.still_moving(L, 100000, 50000)

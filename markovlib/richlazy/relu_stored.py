@@ -169,14 +169,25 @@ def horizon_cross_check(SZ_long, SZ) -> dict:
 
 def still_moving(SZ_long, start, end) -> dict:
     """Fig. 10's remark read over [start, end] (stored checkpoints) at the one size of ``SZ_long``: per delta, the
-    median over the seeds of |metric(end) / metric(start) - 1| for the train loss, the test loss and the Hamming and
-    parameter distances."""
+    median over the seeds of |metric(end) / metric(start) - 1| for the train loss, the test loss and the kernel,
+    Hamming and parameter distances."""
     steps = list(SZ_long["steps"])
     if start not in steps or end not in steps or end <= start:
         raise ValueError(f"start < end must be stored checkpoints, got {start!r}, {end!r}")
     i, j = steps.index(start), steps.index(end)
     out = {}
-    for m in ("train_loss", "test_loss", "hamming", "param_distance"):
+    for m in ("train_loss", "test_loss", "kernel_distance", "hamming", "param_distance"):
         a, b = SZ_long[m][0, i], SZ_long[m][0, j]  # (seed, delta)
         out[m] = [float(np.median(np.abs(b[:, d] / a[:, d] - 1))) for d in range(a.shape[1])]
     return out
+
+
+def mean_ratio(SZ_long, step) -> float:
+    """The seed-mean test loss of upstream (the largest delta) over that of balanced (delta 0) at ``step``, at the one
+    size of ``SZ_long``: the paper's figures plot means over seeds, where the size study counts seeds."""
+    steps, deltas = list(SZ_long["steps"]), SZ_long["deltas"]
+    if step not in steps:
+        raise ValueError(f"step must be a stored checkpoint, got {step!r}")
+    up, bal = int(np.flatnonzero(deltas == deltas.max())[0]), int(np.flatnonzero(deltas == 0)[0])
+    TL = SZ_long["test_loss"][0, steps.index(step)]
+    return float(TL[:, up].mean() / TL[:, bal].mean())

@@ -116,8 +116,9 @@ def reversed_chains(folder, *, family=None, alpha=0.05):
     """The stored chains with p > q and p + q > 1 (issue 35, item 3: does the Sec. 5.2 guideline hold there?): the
     grid's such cells (``runs.csv.gz``) and the set ``runs_pgq.csv.gz``. Per chain and initialization: runs, how many
     reach the bigram predictor within the stored horizon, the median step among those, and the two-sided Wilson
-    interval of that rate at level 1 - 2 alpha / family (``family``: the number of chains, Bonferroni). A chain's rate
-    is *decided* when its interval excludes 1/2. Returns a DataFrame."""
+    interval of that rate at level 1 - 2 alpha / family (``family``: the number of chains, Bonferroni), and the
+    runs' final c-hat / c* (min, median, max; ``curves.csv.gz`` and ``curves_pgq.csv.gz``). A chain's rate is
+    *decided* when its interval excludes 1/2. Returns a DataFrame."""
     import pandas as pd
 
     from ..book.inference import wilson_interval, wilson_lower_z
@@ -129,11 +130,17 @@ def reversed_chains(folder, *, family=None, alpha=0.05):
     chains = sorted({(p, q) for p, q in zip(runs.p, runs.q)})
     family = len(chains) if family is None else checks.positive_int("family", family)
     z = wilson_lower_z(alpha, family)
+    curves = pd.concat([pd.read_csv(folder / "curves.csv.gz"), pd.read_csv(folder / "curves_pgq.csv.gz")],
+                       ignore_index=True)
+    curves = curves[(curves.experiment == "grid") & (curves.p > curves.q) & (curves.p + curves.q > 1)]
+    final = curves.sort_values("step").groupby(["p", "q", "init", "seed"]).coefficient_ratio.last()
     rows = []
     for (p, q, init), d in runs.groupby(["p", "q", "init"]):
         k, n = int(d.steps_to_bigram.notna().sum()), len(d)
         lo, hi = wilson_interval(k, n, z)
+        f = final.loc[(p, q, init)]
         rows.append({"p": p, "q": q, "init": init, "runs": n, "reached": k, "steps": int(d.steps.max()),
                      "median_step": float(d.steps_to_bigram.median()) if k else float("nan"), "lo": lo, "hi": hi,
-                     "decided": bool(lo > 0.5 or hi < 0.5)})
+                     "decided": bool(lo > 0.5 or hi < 0.5), "final_min": float(f.min()),
+                     "final_median": float(f.median()), "final_max": float(f.max())})
     return pd.DataFrame(rows)
