@@ -1,4 +1,4 @@
-"""markovlib.markov.canonical_reference, canonical_checks, canonical_fullmodel, canonical_drawings."""
+"""markovlib.markov.canonical_reference, canonical_checks, canonical_drawings; transformer.canonical_fullmodel."""
 import math
 
 import matplotlib
@@ -13,10 +13,10 @@ from markovlib.markov import (  # noqa: E402
     canonical,
     canonical_checks,
     canonical_drawings,
-    canonical_fullmodel,
     canonical_reference,
 )
 from markovlib.markov.chain import MarkovChain  # noqa: E402
+from markovlib.transformer import canonical_fullmodel  # noqa: E402
 
 torch.set_num_threads(1)
 CHAINS = [(0.5, 0.8), (0.2, 0.3), (0.8, 0.3)]
