@@ -1,24 +1,11 @@
 """The declared parameters of Part II's chapters grq_minimal_model, grq_exact_dynamics and grq_wide_deep
 (markovlib.book.specs): the defaults of each chapter's parameters cell pass, and one out-of-range value per
 requirement stops with a ValueError naming it."""
-import re
-from pathlib import Path
 
 import pytest
+from notebooks import chapter_defaults as defaults
 
 from markovlib.book import specs
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def defaults(chapter):
-    """The values of the chapter's parameters cell (from its paired percent script)."""
-    text = (ROOT / "book" / f"{chapter}.py").read_text()
-    cell = re.search(r'# %% tags=\["parameters"\]\n(.*?)\n# %%', text, re.S).group(1)
-    ns = {}
-    exec(cell, ns)
-    return {k: v for k, v in ns.items() if not k.startswith("__")}
-
 
 BAD = {
     "grq_minimal_model": [

@@ -1,22 +1,10 @@
 """markovlib.book.specs for init_guideline, canonical_model and authors_fig4: each chapter's defaults pass, and one
 bad value per requirement stops with a ValueError naming it."""
-import re
-from pathlib import Path
 
 import pytest
+from notebooks import chapter_defaults
 
 from markovlib.book import specs
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def chapter_defaults(chapter):
-    """The values of the chapter's parameters cell (its percent script), executed."""
-    text = (ROOT / "book" / f"{chapter}.py").read_text()
-    cell = re.search(r'# %% tags=\["parameters"\]\n(.*?)\n# %%', text, re.S).group(1)
-    namespace = {}
-    exec(cell, namespace)
-    return {k: v for k, v in namespace.items() if not k.startswith("__")}
 
 
 @pytest.mark.parametrize("chapter", ["init_guideline", "canonical_model", "authors_fig4"])

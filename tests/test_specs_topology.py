@@ -1,23 +1,10 @@
 """markovlib.book.specs for Part III's chapters topo_beyond_remarks, topo_homology, topo_breast_cancer and
 topo_obstruction: the defaults of each chapter's parameters cell pass, and each requirement stops a bad value."""
-import re
-from pathlib import Path
 
 import pytest
+from notebooks import chapter_defaults
 
 from markovlib.book import specs
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def chapter_defaults(chapter):
-    """The values of the chapter's parameters cell (its percent script), executed."""
-    text = (ROOT / "book" / f"{chapter}.py").read_text()
-    cell = re.search(r'# %% tags=\["parameters"\]\n(.*?)\n# %%', text, re.S).group(1)
-    namespace = {}
-    exec(cell, namespace)
-    return {k: v for k, v in namespace.items() if not k.startswith("__")}
-
 
 CHAPTERS = ["topo_beyond_remarks", "topo_homology", "topo_breast_cancer", "topo_obstruction"]
 
