@@ -47,13 +47,15 @@ def test_full_model_axis_and_loss_ordering():
     from markovlib.transformer.readout import optimal_canonical_bias
 
     kw = dict(model=canonical_full_model, exact_loss=exact_loss, optimal_bias=optimal_canonical_bias)
-    with pytest.raises(ValueError, match="float64"):
-        landscape_checks.full_model_axis(PQ[:1], 4, 4, 0, **kw)
-    torch.set_default_dtype(torch.float64)
+    before = torch.get_default_dtype()  # another test in this worker may have left float64 as the default
     try:
+        torch.set_default_dtype(torch.float32)
+        with pytest.raises(ValueError, match="float64"):
+            landscape_checks.full_model_axis(PQ[:1], 4, 4, 0, **kw)
+        torch.set_default_dtype(torch.float64)
         full = landscape_checks.full_model_axis(PQ[:1], 4, 4, 0, w=np.array([-1.0, 0.5]), **kw)
     finally:
-        torch.set_default_dtype(torch.float32)
+        torch.set_default_dtype(before)
     assert full.ok and full.axis_grad < 1e-12 and full.off > 1e-6 and full.n_w == 2
     with pytest.raises(ValueError, match="callables"):
         landscape_checks.full_model_axis(PQ[:1], 4, 4, 0, model=None, exact_loss=exact_loss, optimal_bias=None)
