@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from own_thread import run_in_own_thread  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from markovlib.book.explorers import static_explorer  # noqa: E402
@@ -73,23 +74,9 @@ def test_bad_arguments_are_refused(kw, message):
 @pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_the_page_script_moves_the_view_and_the_readout(tmp_path):
-    # Playwright's sync API refuses a thread whose asyncio loop is running (another browser test of the same
-    # xdist worker may hold one open): drive the browser from a thread of its own
-    import threading
-
-    errors = []
-
-    def run():
-        try:
-            _drive_the_page(tmp_path)
-        except BaseException as exc:  # noqa: BLE001 -- re-raised in the test's thread
-            errors.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
+    # Playwright's sync API refuses a thread whose asyncio loop is running (test_browser's session browser
+    # may hold one open in this xdist worker): drive the browser from a thread of its own
+    run_in_own_thread(_drive_the_page, tmp_path)
 
 
 def _drive_the_page(tmp_path):

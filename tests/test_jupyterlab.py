@@ -21,6 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from own_thread import run_in_own_thread
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -91,9 +92,15 @@ def _figure(page) -> str:
 
 
 def test_a_chapter_run_in_jupyterlab_shows_its_numbers_and_its_explorer_redraws(lab):
+    # Playwright's sync API refuses a thread whose asyncio loop is running (test_browser's session browser may
+    # hold one open in this xdist worker): drive the browser from a thread of its own
+    url, token, _ = lab
+    run_in_own_thread(_drive_the_lab, url, token)
+
+
+def _drive_the_lab(url, token):
     from playwright.sync_api import sync_playwright
 
-    url, token, _ = lab
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
