@@ -1,0 +1,136 @@
+"""The SGD drift law's predictions tested within reach (book/trap_or_plateau.ipynb, section sec-tp-test): the sets of
+``book/data/escape_long`` (tools/run_escape.py ``--seed-batch``, plain SGD on the paper's chain (0.5, 0.8), N = 64)
+against the law of :mod:`markovlib.transformer.plateau_drift` as stored in ``book/data/sgd_drift``.
+
+- :func:`load`: one tagged set (runs, curves, manifest; files checked against the manifest's sha256).
+- :func:`escape_test`: the escape sets at batch 1 (tags ``b1_lr5``, ``b1_lr6``, ``b1_lr7``). The prediction of a seed
+  is its frozen-drift E_sad step at its initialization, t_sad (``check_sgd_drift.py --batch 1 --scan``), times the
+  integrated factor f of the stored integrations (the escape comes at f t_sad with f in about [0.6, 0.9]); the
+  measured escape is the first evaluation with c-hat / c* >= 0.5. Kaplan-Meier median with its interval, the number
+  escaped, and the rank correlation between t_sad and the escape step (checks E1-E3 of
+  book/_drafts/sgd_drift_law.md, section 11, fixed before the runs finished).
+- :func:`rate_test`: the rate set (tag ``rate``, batch 16, lr 2, 6, 8): the law's drift of w against the measured
+  one per seed (checks R1-R3, section 10 of the draft).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..book import stored
+from ..book.inference import wilson_interval
+from ..numerics import checks
+from ..numerics.survival import kaplan_meier, median_time
+
+ESCAPE_SETS = {"b1_lr7": 7.0, "b1_lr6": 6.0, "b1_lr5": 5.0}
+__all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "escape_test", "rate_test"]
+
+
+@dataclass
+class LongSet:
+    """One tagged set: ``manifest``, ``runs`` (one row per run: key, steps, escape_step (NaN: censored)),
+    ``curves`` (every evaluation), ``horizon`` (steps), ``batch``, ``lrs``."""
+    manifest: dict
+    runs: pd.DataFrame
+    curves: pd.DataFrame
+    horizon: int
+    batch: int
+    lrs: list
+
+
+def available(tag, folder=None) -> bool:
+    """Whether the set ``tag`` is stored (its manifest exists)."""
+    folder = stored.data_dir("escape_long") if folder is None else folder
+    return (folder / f"manifest_{tag}.json").is_file()
+
+
+def load(tag, folder=None) -> LongSet:
+    """The set ``tag`` of ``book/data/escape_long`` (or ``folder``), its files checked against the manifest."""
+    folder = stored.data_dir("escape_long") if folder is None else folder
+    manifest = stored.verify_checksums(folder, f"manifest_{tag}.json")
+    runs = pd.read_csv(folder / f"runs_{tag}.csv")
+    curves = pd.read_csv(folder / f"curves_{tag}.csv.gz")
+    return LongSet(manifest, runs, curves, int(manifest["steps"]), int(manifest["batch"]),
+                   [float(x) for x in manifest["lrs"]["sgd"]])
+
+
+def escape_test(S: LongSet, t_sad_per_seed: dict, band=(0.6, 0.9), z=2.394) -> dict:
+    """Checks E1-E3 for one escape set (one step size). ``t_sad_per_seed``: {seed (str or int): frozen E_sad step at
+    the initialization, at this set's step size and batch}; ``band``: the integrated factor's range; ``z``: the
+    normal quantile of the Kaplan-Meier intervals (2.394: two-sided 0.05 with Bonferroni over three step sizes).
+
+    Returns the seeds, escape steps (NaN: censored at the horizon), t_sad, the Kaplan-Meier estimate and its median
+    with interval, the predicted band [band[0] m, band[1] m] with m the median of t_sad, E1 (the median's interval
+    meets the band), the count escaped with its Wilson interval, the ratio of the measured median to m with the
+    interval's ends, and the Spearman correlation between t_sad and the escape step (censored ranked last)."""
+    from scipy.stats import spearmanr
+
+    lo_f, hi_f = checks.positive_real("band[0]", band[0]), checks.positive_real("band[1]", band[1])
+    if not lo_f < hi_f:
+        raise ValueError(f"band must be (low, high) with low < high, got {band!r}")
+    z = checks.positive_real("z", z)
+    if len(S.lrs) != 1:
+        raise ValueError(f"an escape set has one step size, this one has {S.lrs}")
+    runs = S.runs.sort_values("seed")
+    seeds = runs.seed.to_numpy()
+    t_sad = np.array([float(t_sad_per_seed[str(s)] if str(s) in t_sad_per_seed else t_sad_per_seed[s])
+                      for s in seeds])
+    esc = runs.escape_step.to_numpy(dtype=float)
+    observed = np.isfinite(esc)
+    times = np.where(observed, esc, S.horizon)
+    km = kaplan_meier(times, observed, z=z)
+    med, med_lo, med_hi = median_time(km), median_time(km, "lower"), median_time(km, "upper")
+    m = float(np.median(t_sad))
+    lo_band, hi_band = lo_f * m, hi_f * m
+    rank_time = np.where(observed, esc, S.horizon + 1.0)
+    rho = float(spearmanr(t_sad, rank_time)[0]) if np.ptp(rank_time) > 0 and np.ptp(t_sad) > 0 else float("nan")
+    k, n = int(observed.sum()), int(len(seeds))
+    return {"lr": S.lrs[0], "horizon": S.horizon, "seeds": seeds, "escape": esc, "t_sad": t_sad, "km": km,
+            "median": med, "median_interval": (med_lo, med_hi), "m": m, "band": (lo_band, hi_band),
+            "E1": bool(med_lo <= hi_band and med_hi >= lo_band), "escaped": k, "n": n,
+            "escaped_wilson": wilson_interval(k, n), "ratio": med / m,
+            "ratio_interval": (med_lo / m, med_hi / m), "spearman": rho,
+            "per_seed_ratio": np.where(observed, esc / t_sad, np.nan)}
+
+
+def escape_table(tests) -> pd.DataFrame:
+    """One row per step size: horizon, escaped k/n, the Kaplan-Meier median [interval], the predicted band, the ratio
+    median / m [interval], Spearman's rho (the numbers at the digits that are stable across machines: steps in
+    thousands, ratios to two digits)."""
+    def kilo(x):
+        return "not reached" if not np.isfinite(x) else f"{x / 1e3:.0f}k"
+
+    rows = []
+    for t in tests:
+        lo, hi = t["median_interval"]
+        rows.append({"lr": f"{t['lr']:g}", "horizon": kilo(t["horizon"]), "escaped": f"{t['escaped']}/{t['n']}",
+                     "KM median [interval]": f"{kilo(t['median'])} [{kilo(lo)}, {kilo(hi)}]",
+                     "predicted (f t_sad)": f"[{kilo(t['band'][0])}, {kilo(t['band'][1])}]",
+                     "median / m [interval]": (f"{t['ratio']:.2f} [{t['ratio_interval'][0]:.2f}, "
+                                               f"{t['ratio_interval'][1]:.2f}]" if np.isfinite(t["ratio"])
+                                               else "not reached"),
+                     "Spearman(t_sad, escape)": f"{t['spearman']:+.2f}"})
+    return pd.DataFrame(rows)
+
+
+def rate_test(law_runs: pd.DataFrame, lr, band=1.25) -> dict:
+    """Checks R1-R2 (R3 at the stability edge) for the rate set at step size ``lr``: ``law_runs`` is
+    ``book/data/sgd_drift/runs_rate.csv`` (one row per run: dw_law, dw_meas, dE_meas, w_late, regen_w_diff). R1: the
+    median ratio dw_law / dw_meas lies in [1/band, band]; R2: the signs agree in every seed, and E rises in every
+    seed whose w falls while w < 0; the count of sign agreements (R3 asks for 15 of 20 at lr 8)."""
+    band = checks.positive_real("band", band)
+    r = law_runs[np.isclose(law_runs.lr, float(lr))]
+    if r.empty:
+        raise ValueError(f"no runs at lr {lr} in the rate set")
+    ratio = (r.dw_law / r.dw_meas).to_numpy()
+    med = float(np.median(ratio))
+    same_sign = np.sign(r.dw_law.to_numpy()) == np.sign(r.dw_meas.to_numpy())
+    falling = (r.dw_meas.to_numpy() < 0) & (r.w_late.to_numpy() < 0)
+    rises = r.dE_meas.to_numpy()[falling] > 0
+    return {"lr": float(lr), "n": int(len(r)), "ratio_median": med, "ratio_range": (float(ratio.min()),
+                                                                                   float(ratio.max())),
+            "R1": bool(1 / band <= med <= band), "signs_agree": int(same_sign.sum()),
+            "falling": int(falling.sum()), "rises_when_falling": int(rises.sum()),
+            "R2": bool(same_sign.all() and rises.all()), "regen_w_diff_max": float(r.regen_w_diff.max())}
