@@ -16,6 +16,10 @@
 #     typed_numbers:
 #       1e-3: AdamW's weight decay in the stored runs (markovlib.transformer.escape.OPTIMIZER_ARMS;
 #         the paper's decay, Sec. 7)
+#       '2': the escape criterion of markovlib.transformer.plateau_drift.integrate_plateau
+#         (smallest curvature at 2 % of its start)
+#       '4': the learning rate of the stored plain-SGD arm (book/data/escape/manifest.json)
+#         whose law column is quoted
 #       '50': the stored set's evaluation spacing (book/data/escape/manifest.json eval_every)
 # ---
 
@@ -66,6 +70,11 @@ slice_steps = 100  # steps re-executed per run (50 to 300, and inside the seed's
 law_band = 1.1  # the drift law's median ratio law / stored of the drift of w lies in [1/law_band, law_band] (1.01 to 2)
 law_run_band = 1.5  # ... and every run's ratio in [1/law_run_band, law_run_band] (1.1 to 10)
 clip_share_max = 1e-3  # clipping does not enter the law: Markov's bound on the clipped share stays below this
+escape_band = [0.6, 0.9]  # the law's escape step is f t_sad with f in this band (the stored integrations: 0.60 to 0.90)
+escape_min = 15  # a plateau, not a trap: at least this many of the 20 seeds escape within each batch-1 horizon
+escape_alpha = 0.05  # family-wise level of the Kaplan-Meier medians' intervals (Bonferroni over the three step sizes)
+rate_band = 1.25  # at lr 2 and 6 (batch 16) the median ratio law / measured of the drift of w lies in [1/rate_band, rate_band]
+rate_sign_min = 15  # at lr 8, the bias's stability edge, the law gets the drift's sign right in at least this many seeds
 
 # %%
 from markovlib.book import specs

@@ -52,6 +52,11 @@ def test_trap_or_plateau_defaults_and_conditions(monkeypatch):
     spec.check(dict(v))
     with pytest.raises(ValueError, match=re.escape("sgd_exponent[0] < sgd_exponent[1]")):
         spec.check({**v, "sgd_exponent": [2.5, 1.5]})
+    with pytest.raises(ValueError, match=re.escape("escape_band[0] < escape_band[1]")):
+        spec.check({**v, "escape_band": [0.9, 0.6]})
+    for name, bad in (("escape_min", 21), ("escape_alpha", 0.5), ("rate_band", 1.0), ("rate_sign_min", 9)):
+        with pytest.raises(ValueError, match=name):
+            spec.check({**v, name: bad})
     for name in ("drift_steps", "late_start", "slice_steps"):  # stored evaluations only
         with pytest.raises(ValueError, match=f"{name} must be a multiple of 50"):
             spec.check({**v, name: v[name] + 10})

@@ -56,10 +56,10 @@ def load(tag, folder=None) -> LongSet:
                    [float(x) for x in manifest["lrs"]["sgd"]])
 
 
-def escape_test(S: LongSet, t_sad_per_seed: dict, band=(0.6, 0.9), z=2.394) -> dict:
+def escape_test(S: LongSet, t_sad_per_seed: dict, band=(0.6, 0.9), alpha=0.05, family=3) -> dict:
     """Checks E1-E3 for one escape set (one step size). ``t_sad_per_seed``: {seed (str or int): frozen E_sad step at
-    the initialization, at this set's step size and batch}; ``band``: the integrated factor's range; ``z``: the
-    normal quantile of the Kaplan-Meier intervals (2.394: two-sided 0.05 with Bonferroni over three step sizes).
+    the initialization, at this set's step size and batch}; ``band``: the integrated factor's range; the Kaplan-Meier
+    intervals are two-sided at level ``alpha`` / ``family`` (Bonferroni over the step sizes tested).
 
     Returns the seeds, escape steps (NaN: censored at the horizon), t_sad, the Kaplan-Meier estimate and its median
     with interval, the predicted band [band[0] m, band[1] m] with m the median of t_sad, E1 (the median's interval
@@ -70,7 +70,11 @@ def escape_test(S: LongSet, t_sad_per_seed: dict, band=(0.6, 0.9), z=2.394) -> d
     lo_f, hi_f = checks.positive_real("band[0]", band[0]), checks.positive_real("band[1]", band[1])
     if not lo_f < hi_f:
         raise ValueError(f"band must be (low, high) with low < high, got {band!r}")
-    z = checks.positive_real("z", z)
+    from scipy.stats import norm
+
+    alpha = checks.probability("alpha", alpha)
+    family = checks.positive_int("family", family)
+    z = float(norm.ppf(1 - alpha / (2 * family)))
     if len(S.lrs) != 1:
         raise ValueError(f"an escape set has one step size, this one has {S.lrs}")
     runs = S.runs.sort_values("seed")
@@ -87,7 +91,7 @@ def escape_test(S: LongSet, t_sad_per_seed: dict, band=(0.6, 0.9), z=2.394) -> d
     rank_time = np.where(observed, esc, S.horizon + 1.0)
     rho = float(spearmanr(t_sad, rank_time)[0]) if np.ptp(rank_time) > 0 and np.ptp(t_sad) > 0 else float("nan")
     k, n = int(observed.sum()), int(len(seeds))
-    return {"lr": S.lrs[0], "horizon": S.horizon, "seeds": seeds, "escape": esc, "t_sad": t_sad, "km": km,
+    return {"lr": S.lrs[0], "horizon": S.horizon, "z": z, "seeds": seeds, "escape": esc, "t_sad": t_sad, "km": km,
             "median": med, "median_interval": (med_lo, med_hi), "m": m, "band": (lo_band, hi_band),
             "E1": bool(med_lo <= hi_band and med_hi >= lo_band), "escaped": k, "n": n,
             "escaped_wilson": wilson_interval(k, n), "ratio": med / m,

@@ -34,9 +34,20 @@ SPEC = params.declare(
                          "law's first comparison with the stored runs"),
     law_run_band=params.Real(1.1, 10.0, why="a band around 1 for every run's ratio"),
     clip_share_max=params.Real(1e-6, 0.1, why="a share of steps small enough that clipping does not change the drift"),
+    escape_band=params.Pair(0.05, 2.0, why="the integrated factor between the frozen E_sad step and the escape "
+                            "(0.60 to 0.90 in the stored integrations; fixed before the escape sets finished)"),
+    escape_min=params.Int(10, 20, why="escapes out of 20 seeds that a plateau (not a trap) must show per step size"),
+    escape_alpha=params.Real(0.001, 0.2, why="family-wise level of the Kaplan-Meier intervals, Bonferroni over the "
+                             "three step sizes"),
+    rate_band=params.Real(1.01, 2.0, why="a band around 1 for the median ratio law / measured at new step sizes "
+                          "(wider than law_band: the law's O(lr) corrections grow towards the bias's stability edge)"),
+    rate_sign_min=params.Int(10, 20, why="seeds out of 20 whose drift sign the law must get right at lr 8, where it "
+                             "changes sign between seeds"),
     require=[("sgd_exponent[0] < sgd_exponent[1]", lambda v: v["sgd_exponent"][0] < v["sgd_exponent"][1],
               "an interval [lo, hi]"),
              ("slice_steps <= the measured prefix of slice_seed",
               lambda v: v["slice_steps"] <= int(REACH.xs(v["slice_seed"], level="seed").min()),
-              "a re-executed step must lie inside the seed's measured deterministic prefix")],
+              "a re-executed step must lie inside the seed's measured deterministic prefix"),
+             ("escape_band[0] < escape_band[1]", lambda v: v["escape_band"][0] < v["escape_band"][1],
+              "an interval [lo, hi]")],
 )
