@@ -83,3 +83,25 @@ def test_a_checkpointed_run_resumes_to_the_same_curve(tmp_path):
     assert (tmp_path / "run" / "checkpoint.pt").is_file()
     resumed = train_with_energy(cfg, out=tmp_path / "run")
     assert resumed == plain and [r["step"] for r in plain] == [0, 10, 20, 30, 40]
+
+
+def test_seed_batch_makes_the_set_and_replays_it(run_escape, tmp_path):
+    """--seed-batch: one task per arm, the seeds' files marked _seedbatch, the manifest names the runner; the set
+    loads with its checksums and its first evaluations re-run bit for bit (same runner, same thread count)."""
+    from markovlib.transformer import escape_long
+
+    out, work = tmp_path / "escape_long", tmp_path / "work"
+    argv = ["--out", str(out), "--work", str(work), "--workers", "1", "--optimizers", "sgd", "--lrs", "7",
+            "--chains", "0.5:0.8", "--steps", "40", "--eval-every", "20", "--batch", "1", "--seeds", "0-2",
+            "--tag", "sb", "--checkpoint-every", "20", "--seed-batch"]
+    assert run_escape.main(argv) == 0
+    man = json.loads((out / "manifest_sb.json").read_text())
+    assert man["runner"].startswith("seed_batch") and man["runs"] == [[0.5, 0.8, "sgd", 7.0, s] for s in range(3)]
+    first = sorted(p.name for p in work.glob("*.json"))[0]
+    assert first == "0.5_0.8_sgd_7.0_0_steps40_eval_every20_batch1_seedbatch.json"
+    assert not list(work.glob("*.pt"))  # the arm's checkpoint is removed once its files are written
+    S = escape_long.load("sb", out)
+    rows, worst = escape_long.replay(S, steps=20)
+    assert len(rows) == 3 * 2 and worst == 0.0
+    with pytest.raises(SystemExit, match="plain SGD"):
+        run_escape.main(["adam" if a == "sgd" else a for a in argv])

@@ -138,3 +138,35 @@ def rate_test(law_runs: pd.DataFrame, lr, band=1.25) -> dict:
             "R1": bool(1 / band <= med <= band), "signs_agree": int(same_sign.sum()),
             "falling": int(falling.sum()), "rises_when_falling": int(rises.sum()),
             "R2": bool(same_sign.all() and rises.all()), "regen_w_diff_max": float(r.regen_w_diff.max())}
+
+
+def replay(S: LongSet, steps=1000, seeds=None) -> tuple[pd.DataFrame, float]:
+    """Re-run the first ``steps`` steps of the set's runs (``seeds``: all by default) with the runner that made them
+    (:class:`~markovlib.transformer.seed_batch.SeedBatchSGD`, evaluations at the stored spacing) and compare every
+    stored evaluation up to ``steps``: one row per (seed, step) with the live and stored c-hat / c*, w and E, and the
+    largest difference scaled by the stored value's size (max(|stored|, 1))."""
+    from .seed_batch import SeedBatchSGD
+
+    every = int(S.manifest["eval_every"])
+    steps = checks.positive_int("steps", steps)
+    if steps % every or steps > S.horizon:
+        raise ValueError(f"steps must be a multiple of the set's evaluation spacing {every} up to its horizon "
+                         f"{S.horizon}, got {steps}")
+    seeds = sorted(S.runs.seed.unique().tolist()) if seeds is None else [int(s) for s in seeds]
+    p, q = S.manifest["chains"][0]
+    run = SeedBatchSGD(p, q, seeds, S.lrs[0], S.horizon, eval_every=every, batch=S.batch,
+                       clip=float(S.manifest.get("grad_clip", 1.0)))
+    live = run.train(stop_at=steps)
+    rows, worst = [], 0.0
+    for s in seeds:
+        ref = S.curves[S.curves.seed == s].set_index("step")
+        for r in live[s]:
+            if r["step"] > steps:
+                continue
+            row = {"seed": s, "step": r["step"]}
+            for col in ("coefficient_ratio", "w", "energy"):
+                stored_v = float(ref.loc[r["step"], col])
+                row[f"{col}_live"], row[f"{col}_stored"] = r[col], stored_v
+                worst = max(worst, abs(r[col] - stored_v) / max(abs(stored_v), 1.0))
+            rows.append(row)
+    return pd.DataFrame(rows), worst
