@@ -134,7 +134,9 @@ def section_4(args, res):
         out[str(lr)] = {"seeds": len(v), "dw_median": float(np.median(dw)), "t_sad_median": float(np.median(t)),
                         "t_sad_min": float(t.min()), "t_sad_max": float(t.max()),
                         "bias_floor_sd": float(np.sqrt(np.median([x["C_bb"] for x in v]))),
-                        "t_sad_per_seed": {str(s): ps[str(lr)].get("t_sad") for s, ps in enumerate(per_seed)}}
+                        "t_sad_per_seed": {str(s): ps[str(lr)].get("t_sad") for s, ps in enumerate(per_seed)},
+                        "dw_per_seed": {str(s): ps[str(lr)].get("dw") for s, ps in enumerate(per_seed)},
+                        "w0_per_seed": {str(s): ps[str(lr)].get("w0") for s, ps in enumerate(per_seed)}}
         print(f"lr {lr:g} (batch {args.batch}): dw/step median {out[str(lr)]['dw_median']:.3g}; frozen E_sad step "
               f"median {out[str(lr)]['t_sad_median']:.3g} [{out[str(lr)]['t_sad_min']:.3g}, "
               f"{out[str(lr)]['t_sad_max']:.3g}]; sd of the bias floor {out[str(lr)]['bias_floor_sd']:.3g}")
