@@ -69,3 +69,30 @@ def test_rate_test_counts_signs_and_rises():
     assert edge["signs_agree"] == 1 and not edge["R2"]
     with pytest.raises(ValueError, match="lr"):
         rate_test(df, 5.0)
+
+
+def _curves(losses, ws, every=100):
+    rows = []
+    for seed, (ls, w) in enumerate(zip(losses, ws)):
+        rows += [{"seed": seed, "step": k * every, "eval_loss": lv, "w": wv} for k, (lv, wv) in enumerate(zip(ls, w))]
+    return pd.DataFrame(rows)
+
+
+def test_plateau_end_tells_escape_from_divergence_and_growth_reads_the_doubling():
+    from markovlib.markov.chain import MarkovChain
+    from markovlib.transformer.escape_long import growth, plateau_end
+
+    c = MarkovChain(0.5, 0.8)
+    h, mid = c.marginal_entropy, (c.marginal_entropy + c.entropy_rate) / 2
+    steps = np.arange(12) * 100.0
+    w_geo = -0.01 * 2 ** (steps / 300.0)  # doubling every 300 steps: 0.01 .. 0.127
+    losses = [[h] * 8 + [mid - 0.001] * 4, [h] * 5 + [h + 0.6] + [np.nan] * 6, [h + 0.4] * 12]
+    ws = [w_geo, w_geo, w_geo]
+    S = LongSet({"chains": [[0.5, 0.8]]}, pd.DataFrame(), _curves(losses, ws), 1100, 1, [5.0])
+    ends = plateau_end(S)
+    assert ends.loc[0].tolist() == [800.0, "escape"] and ends.loc[1].tolist() == [500.0, "divergence"]
+    assert np.isnan(ends.loc[2, "T_end"]) and ends.loc[2, "kind"] == ""
+    g = growth(S)
+    assert g.loc[2, "doubling"] == pytest.approx(300.0) and g.loc[2, "points"] == 9  # |w| >= 0.02 from step 300
+    assert g.loc[0, "points"] == 5  # steps 300 to 700: only before the end at 800
+    assert np.isnan(g.loc[1, "slope"])  # 3 points before its end at 500: fewer than 4

@@ -3,12 +3,15 @@
 against the law of :mod:`markovlib.transformer.plateau_drift` as stored in ``book/data/sgd_drift``.
 
 - :func:`load`: one tagged set (runs, curves, manifest; files checked against the manifest's sha256).
-- :func:`escape_test`: the escape sets at batch 1 (tags ``b1_lr5``, ``b1_lr6``, ``b1_lr7``). The prediction of a seed
+- :func:`escape_test`: the escape sets at batch 1 (:data:`ESCAPE_SETS`; the first sets, ``b1_lr5/6/7``, diverged and
+  were stopped, section 12 of the draft). The prediction of a seed
   is its frozen-drift E_sad step at its initialization, t_sad (``check_sgd_drift.py --batch 1 --scan``), times the
   integrated factor f of the stored integrations (the escape comes at f t_sad with f in about [0.6, 0.9]); the
   measured escape is the first evaluation with c-hat / c* >= 0.5. Kaplan-Meier median with its interval, the number
   escaped, and the rank correlation between t_sad and the escape step (checks E1-E3 of
   book/_drafts/sgd_drift_law.md, section 11, fixed before the runs finished).
+- :func:`plateau_end`: where a run's loss leaves the plateau, downwards (escape) or upwards (divergence);
+  :func:`growth`: the geometric growth of |w| before it (checks of section 12 of the draft).
 - :func:`rate_test`: the rate set (tag ``rate``, batch 16, lr 2, 6, 8): the law's drift of w against the measured
   one per seed (checks R1-R3, section 10 of the draft).
 """
@@ -24,8 +27,9 @@ from ..book.inference import wilson_interval
 from ..numerics import checks
 from ..numerics.survival import kaplan_meier, median_time
 
-ESCAPE_SETS = {"b1_lr7": 7.0, "b1_lr6": 6.0, "b1_lr5": 5.0}
-__all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "escape_test", "rate_test"]
+ESCAPE_SETS = {"b1s_lr7": 7.0, "b1s_lr6": 6.0, "b1s_lr5": 5.0, "b1s_lr4": 4.0}  # section 12 of the draft
+__all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "plateau_end", "growth", "escape_test", "escape_table",
+           "rate_test", "replay"]
 
 
 @dataclass
@@ -56,10 +60,57 @@ def load(tag, folder=None) -> LongSet:
                    [float(x) for x in manifest["lrs"]["sgd"]])
 
 
-def escape_test(S: LongSet, t_sad_per_seed: dict, band=(0.6, 0.9), alpha=0.05, family=3) -> dict:
+def plateau_end(S: LongSet, margin=0.5) -> pd.DataFrame:
+    """Per seed, the end of the plateau (section 12 of the draft): the first evaluation whose held-out loss lies below
+    (H(pi) + H_rate) / 2 (``"escape"``: the bigram side) or above H(pi) + ``margin`` nats or is not finite
+    (``"divergence"``); T_end NaN and kind "" if neither happens by the horizon."""
+    from ..markov.chain import MarkovChain
+
+    margin = checks.positive_real("margin", margin)
+    p, q = S.manifest["chains"][0]
+    chain = MarkovChain(p, q)
+    low, high = (chain.marginal_entropy + chain.entropy_rate) / 2, chain.marginal_entropy + margin
+    rows = []
+    for seed, g in S.curves.sort_values("step").groupby("seed"):
+        loss = g.eval_loss.to_numpy(dtype=float)
+        out = ~np.isfinite(loss) | (loss > high) | (loss < low)
+        hit = np.flatnonzero(out)
+        if hit.size:
+            i = hit[0]
+            kind = "escape" if np.isfinite(loss[i]) and loss[i] < low else "divergence"
+            rows.append({"seed": int(seed), "T_end": float(g.step.iloc[i]), "kind": kind})
+        else:
+            rows.append({"seed": int(seed), "T_end": np.nan, "kind": ""})
+    return pd.DataFrame(rows).set_index("seed")
+
+
+def growth(S: LongSet, lo=0.02, hi=0.3, min_points=4) -> pd.DataFrame:
+    """Per seed, the least-squares slope of log|w| against the step over the evaluations before the plateau's end
+    with ``lo`` <= |w| <= ``hi`` (check G1 of the draft, section 12), and the doubling time log 2 / slope; NaN for a
+    run with fewer than ``min_points`` such evaluations."""
+    lo, hi = checks.positive_real("lo", lo), checks.positive_real("hi", hi)
+    if not lo < hi:
+        raise ValueError(f"lo must be below hi, got {lo} and {hi}")
+    ends = plateau_end(S)
+    rows = []
+    for seed, g in S.curves.sort_values("step").groupby("seed"):
+        t_end = ends.loc[seed, "T_end"]
+        g = g[g.step < t_end] if np.isfinite(t_end) else g
+        a = g.w.abs().to_numpy(dtype=float)
+        sel = (a >= lo) & (a <= hi)
+        slope = np.polyfit(g.step.to_numpy(dtype=float)[sel], np.log(a[sel]), 1)[0] if sel.sum() >= min_points \
+            else np.nan
+        rows.append({"seed": int(seed), "points": int(sel.sum()), "slope": slope,
+                     "doubling": np.log(2) / slope if slope > 0 else np.nan})
+    return pd.DataFrame(rows).set_index("seed")
+
+
+def escape_test(S: LongSet, t_sad_per_seed: dict, band=(0.6, 0.9), alpha=0.05, family=3, times=None) -> dict:
     """Checks E1-E3 for one escape set (one step size). ``t_sad_per_seed``: {seed (str or int): frozen E_sad step at
     the initialization, at this set's step size and batch}; ``band``: the integrated factor's range; the Kaplan-Meier
-    intervals are two-sided at level ``alpha`` / ``family`` (Bonferroni over the step sizes tested).
+    intervals are two-sided at level ``alpha`` / ``family`` (Bonferroni over the step sizes tested). ``times``: the
+    event per seed (a Series indexed by seed, NaN: censored), by default the stored escape step (c-hat / c* >= 0.5);
+    :func:`plateau_end`'s ``T_end`` for the end of the plateau.
 
     Returns the seeds, escape steps (NaN: censored at the horizon), t_sad, the Kaplan-Meier estimate and its median
     with interval, the predicted band [band[0] m, band[1] m] with m the median of t_sad, E1 (the median's interval
@@ -81,7 +132,8 @@ def escape_test(S: LongSet, t_sad_per_seed: dict, band=(0.6, 0.9), alpha=0.05, f
     seeds = runs.seed.to_numpy()
     t_sad = np.array([float(t_sad_per_seed[str(s)] if str(s) in t_sad_per_seed else t_sad_per_seed[s])
                       for s in seeds])
-    esc = runs.escape_step.to_numpy(dtype=float)
+    esc = runs.escape_step.to_numpy(dtype=float) if times is None else \
+        np.array([float(times.loc[s]) for s in seeds])
     observed = np.isfinite(esc)
     times = np.where(observed, esc, S.horizon)
     km = kaplan_meier(times, observed, z=z)
