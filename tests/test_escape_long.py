@@ -71,10 +71,11 @@ def test_rate_test_counts_signs_and_rises():
         rate_test(df, 5.0)
 
 
-def _curves(losses, ws, every=100):
+def _curves(losses, ws, ratios, every=100):
     rows = []
-    for seed, (ls, w) in enumerate(zip(losses, ws)):
-        rows += [{"seed": seed, "step": k * every, "eval_loss": lv, "w": wv} for k, (lv, wv) in enumerate(zip(ls, w))]
+    for seed, (ls, w, r) in enumerate(zip(losses, ws, ratios)):
+        rows += [{"seed": seed, "step": k * every, "eval_loss": lv, "w": wv, "coefficient_ratio": rv}
+                 for k, (lv, wv, rv) in enumerate(zip(ls, w, r))]
     return pd.DataFrame(rows)
 
 
@@ -86,12 +87,15 @@ def test_plateau_end_tells_escape_from_divergence_and_growth_reads_the_doubling(
     h, mid = c.marginal_entropy, (c.marginal_entropy + c.entropy_rate) / 2
     steps = np.arange(12) * 100.0
     w_geo = -0.01 * 2 ** (steps / 300.0)  # doubling every 300 steps: 0.01 .. 0.127
-    losses = [[h] * 8 + [mid - 0.001] * 4, [h] * 5 + [h + 0.6] + [np.nan] * 6, [h + 0.4] * 12]
-    ws = [w_geo, w_geo, w_geo]
-    S = LongSet({"chains": [[0.5, 0.8]]}, pd.DataFrame(), _curves(losses, ws), 1100, 1, [5.0])
+    dip = [h] * 3 + [mid - 0.01] + [h] * 8  # one evaluation below the midpoint with c-hat at 0: noise
+    losses = [[h] * 8 + [mid - 0.001] * 4, [h] * 5 + [h + 0.6] + [np.nan] * 6, [h + 0.4] * 12, dip]
+    ratios = [[0.0] * 8 + [0.9] * 4, [0.0] * 12, [0.0] * 12, [0.0] * 12]
+    S = LongSet({"chains": [[0.5, 0.8]]}, pd.DataFrame(), _curves(losses, [w_geo] * 4, ratios), 1100, 1, [5.0])
     ends = plateau_end(S)
     assert ends.loc[0].tolist() == [800.0, "escape"] and ends.loc[1].tolist() == [500.0, "divergence"]
     assert np.isnan(ends.loc[2, "T_end"]) and ends.loc[2, "kind"] == ""
+    assert np.isnan(ends.loc[3, "T_end"])  # a single dip is not an escape
+    assert np.isnan(plateau_end(S, persist=5).loc[0, "T_end"])  # four evaluations below: not five
     g = growth(S)
     assert g.loc[2, "doubling"] == pytest.approx(300.0) and g.loc[2, "points"] == 9  # |w| >= 0.02 from step 300
     assert g.loc[0, "points"] == 5  # steps 300 to 700: only before the end at 800
