@@ -4,7 +4,8 @@
   log-log Greenwood 95 % band.
 - :func:`energy_figure`: per chain and optimizer, Part I's energy E(e, w) of the projection along training (reference
   Lemma 1), with E_sad and the escapes from H(pi) marked.
-- :func:`escape_test_figure`: the escape sets at batch 1 against the drift law's predicted band.
+- :func:`escape_test_figure`: the escape sets at batch 1 against the drift law's predicted band; :func:`growth_figure`:
+  |w| along their runs against the law's frozen drift.
 """
 from __future__ import annotations
 
@@ -93,5 +94,35 @@ def escape_test_figure(tests):
            xlim=(0, 1.02 * max(t["horizon"] for t in tests)),
            title="escape from the unigram plateau: measured (Kaplan-Meier) against the drift law")
     ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def growth_figure(sets, ends, law_dw):
+    """One panel per escape set (``sets``: {tag: LongSet}, ``ends``: {tag: plateau_end frame}, ``law_dw``: {tag: the
+    law's dw per seed at the initialization}): every run's |w| against the step (log scale) up to the end of its
+    plateau, the end marked (cross: divergence, circle: escape), and dashed the law's frozen drift |w_0 + dw t| of the
+    seed with the median dw."""
+    if not sets:
+        raise ValueError("sets must hold at least one escape set")
+    fig, axes = plt.subplots(1, len(sets), figsize=(3.2 * len(sets), 3.4), sharey=True, squeeze=False)
+    for ax, (tag, S) in zip(axes[0], sets.items()):
+        e = ends[tag]
+        for seed, g in S.curves.sort_values("step").groupby("seed"):
+            t_end = e.loc[seed, "T_end"]
+            g = g[g.step <= t_end] if np.isfinite(t_end) else g
+            ax.plot(g.step, np.maximum(g.w.abs(), 1e-4), color=plotting.LOCAL, lw=0.7, alpha=0.6)
+            if np.isfinite(t_end):
+                marker = "x" if e.loc[seed, "kind"] == "divergence" else "o"
+                ax.plot(g.step.iloc[-1], max(abs(g.w.iloc[-1]), 1e-4), marker, color=plotting.SADDLE, ms=4)
+        dw = law_dw[tag]
+        seed = min(dw, key=lambda s: abs(dw[s] - np.median(list(dw.values()))))
+        w0 = float(S.curves[(S.curves.seed == seed) & (S.curves.step == 0)].w.iloc[0])
+        t = np.linspace(0, S.horizon, 200)
+        ax.plot(t, np.maximum(np.abs(w0 + dw[seed] * t), 1e-4), "k--", lw=1.2, label="law, frozen drift")
+        ax.axhline(1 / np.sqrt(2), color="0.5", lw=0.8)
+        ax.set(yscale="log", xlabel="step", title=f"lr {S.lrs[0]:g}, batch {S.batch}", ylim=(1e-4, 10))
+    axes[0, 0].set_ylabel("|w| of the projection")
+    axes[0, 0].legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     return fig

@@ -12,6 +12,7 @@ against the law of :mod:`markovlib.transformer.plateau_drift` as stored in ``boo
   book/_drafts/sgd_drift_law.md, section 11, fixed before the runs finished).
 - :func:`plateau_end`: where a run's loss leaves the plateau, downwards (escape) or upwards (divergence);
   :func:`growth`: the geometric growth of |w| before it (checks of section 12 of the draft).
+- :func:`initial_drift`: the measured drift of w over the first steps, beside the law's at the initialization.
 - :func:`rate_test`: the rate set (tag ``rate``, batch 16, lr 2, 6, 8): the law's drift of w against the measured
   one per seed (checks R1-R3, section 10 of the draft).
 """
@@ -28,8 +29,8 @@ from ..numerics import checks
 from ..numerics.survival import kaplan_meier, median_time
 
 ESCAPE_SETS = {"b1s_lr7": 7.0, "b1s_lr6": 6.0, "b1s_lr5": 5.0, "b1s_lr4": 4.0}  # section 12 of the draft
-__all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "plateau_end", "growth", "escape_test", "escape_table",
-           "rate_test", "replay"]
+__all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "plateau_end", "growth", "initial_drift", "escape_test",
+           "escape_table", "rate_test", "replay", "batch1_study"]
 
 
 @dataclass
@@ -113,6 +114,19 @@ def growth(S: LongSet, lo=0.02, hi=0.3, min_points=4) -> pd.DataFrame:
         rows.append({"seed": int(seed), "points": int(sel.sum()), "slope": slope,
                      "doubling": np.log(2) / slope if slope > 0 else np.nan})
     return pd.DataFrame(rows).set_index("seed")
+
+
+def initial_drift(S: LongSet, window=1000) -> pd.Series:
+    """Per seed, the drift of w per step over the first ``window`` steps (least-squares slope of w against the step
+    over the evaluations up to ``window``), to set beside the law's dw at the initialization."""
+    window = checks.positive_int("window", window)
+    out = {}
+    for seed, g in S.curves.sort_values("step").groupby("seed"):
+        g = g[g.step <= window]
+        if len(g) < 3:
+            raise ValueError(f"window {window} holds {len(g)} evaluations of seed {seed}; at least 3 are needed")
+        out[int(seed)] = float(np.polyfit(g.step.to_numpy(dtype=float), g.w.to_numpy(dtype=float), 1)[0])
+    return pd.Series(out, name="dw_initial")
 
 
 def escape_test(S: LongSet, t_sad_per_seed: dict, band=(0.6, 0.9), alpha=0.05, family=3, times=None) -> dict:
@@ -232,3 +246,41 @@ def replay(S: LongSet, steps=1000, seeds=None) -> tuple[pd.DataFrame, float]:
                 worst = max(worst, abs(r[col] - stored_v) / max(abs(stored_v), 1.0))
             rows.append(row)
     return pd.DataFrame(rows), worst
+
+
+def batch1_study(law_results: dict, band=(0.6, 0.9), alpha=0.05, folder=None) -> dict:
+    """The escape sets of :data:`ESCAPE_SETS` read against the law (``law_results``: book/data/sgd_drift's results,
+    whose batch-1 scan holds each seed's t_sad, dw and w_0): per set its plateau ends, the growth of |w|, the initial
+    drift, the law's dw per seed, the Kaplan-Meier test of the plateau's end (family: the number of sets), and one
+    table row per step size."""
+    sets = {tag: load(tag, folder) for tag in ESCAPE_SETS}
+    scan = law_results["scan"]["batch1"]
+    out = {"sets": sets, "ends": {}, "growth": {}, "drift0": {}, "law_dw": {}, "tests": {}}
+    rows = []
+    def kilo(x):
+        return "not reached" if not np.isfinite(x) else f"{x / 1e3:.1f}k"
+
+    for tag, S in sets.items():
+        law = scan[str(S.lrs[0])]
+        ends, grow, d0 = plateau_end(S), growth(S), initial_drift(S)
+        dw = {int(k): float(v) for k, v in law["dw_per_seed"].items()}
+        t = escape_test(S, law["t_sad_per_seed"], band=band, alpha=alpha, family=len(sets), times=ends.T_end)
+        meas = grow.doubling.to_numpy()
+        ok = np.isfinite(meas)
+        t.update(escapes=int((ends.kind == "escape").sum()), divergences=int((ends.kind == "divergence").sum()),
+                 drift0_ratio=float(np.median(d0.to_numpy() / np.array([dw[s] for s in d0.index]))),
+                 doubling_median=float(np.median(meas[ok])) if ok.any() else float("nan"), doubling_runs=int(ok.sum()),
+                 law_doubling_median=float(np.median([0.1 / abs(dw[s]) for s in grow.index])))  # |w|/|dw| at 0.1
+        for key, value in (("ends", ends), ("growth", grow), ("drift0", d0), ("law_dw", dw), ("tests", t)):
+            out[key][tag] = value
+        lo, hi = t["median_interval"]
+        rows.append({"lr": f"{S.lrs[0]:g}", "horizon": kilo(S.horizon), "plateau ended": f"{t['escaped']}/{t['n']}",
+                     "escape / divergence": f"{t['escapes']} / {t['divergences']}",
+                     "T_end median [interval]": f"{kilo(t['median'])} [{kilo(lo)}, {kilo(hi)}]",
+                     "law's band": f"[{kilo(t['band'][0])}, {kilo(t['band'][1])}]",
+                     "initial drift, measured / law": f"{t['drift0_ratio']:.1f}",
+                     "doubling of |w|, median (runs)": (f"{t['doubling_median']:.0f} ({t['doubling_runs']})"
+                                                        if ok.any() else "-"),
+                     "law's |w|/|dw| at 0.1": f"{t['law_doubling_median']:.2g}"})
+    out["table"] = pd.DataFrame(rows)
+    return out
