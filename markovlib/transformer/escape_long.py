@@ -12,7 +12,9 @@ against the law of :mod:`markovlib.transformer.plateau_drift` as stored in ``boo
   book/_drafts/sgd_drift_law.md, section 11, fixed before the runs finished).
 - :func:`plateau_end`: where a run's loss leaves the plateau, downwards (escape) or upwards (divergence);
   :func:`growth`: the geometric growth of |w| before it (checks of section 12 of the draft).
-- :func:`initial_drift`: the measured drift of w over the first steps, beside the law's at the initialization.
+- :func:`initial_drift`: the measured drift of w over the first steps, beside the law's at the initialization;
+  :func:`batch1_study`: every batch-1 set read at once; :func:`growth_scaling`: how the growth of |w| scales
+  (exploratory).
 - :func:`rate_test`: the rate set (tag ``rate``, batch 16, lr 2, 6, 8): the law's drift of w against the measured
   one per seed (checks R1-R3, section 10 of the draft).
 """
@@ -30,7 +32,7 @@ from ..numerics.survival import kaplan_meier, median_time
 
 ESCAPE_SETS = {"b1s_lr7": 7.0, "b1s_lr6": 6.0, "b1s_lr5": 5.0, "b1s_lr4": 4.0}  # section 12 of the draft
 __all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "plateau_end", "growth", "initial_drift", "escape_test",
-           "escape_table", "rate_test", "replay", "batch1_study"]
+           "escape_table", "rate_test", "replay", "batch1_study", "growth_scaling"]
 
 
 @dataclass
@@ -284,3 +286,18 @@ def batch1_study(law_results: dict, band=(0.6, 0.9), alpha=0.05, folder=None) ->
                      "law's |w|/|dw| at 0.1": f"{t['law_doubling_median']:.2g}"})
     out["table"] = pd.DataFrame(rows)
     return out
+
+
+def growth_scaling(study: dict, law_results: dict) -> dict:
+    """Exploratory (read after the sets): how the median growth rate of |w| (log 2 / doubling time) scales across the
+    step sizes of ``study`` (:func:`batch1_study`): its least-squares exponent in lr, and in lr * C_bb, the step size
+    times the variance of the bias's floor from the law's Lyapunov solution (the scan's median)."""
+    scan = law_results["scan"]["batch1"]
+    lrs = np.array([t["lr"] for t in study["tests"].values()])
+    rate = np.array([np.log(2) / t["doubling_median"] for t in study["tests"].values()])
+    noise = np.array([lr * scan[str(lr)]["bias_floor_sd"] ** 2 for lr in lrs])
+    if len(lrs) < 2 or not np.all(np.isfinite(rate)):
+        raise ValueError("growth_scaling needs two or more step sizes with a measured doubling time")
+    return {"lrs": lrs, "rate": rate, "lr_Cbb": noise,
+            "exponent_lr": float(np.polyfit(np.log(lrs), np.log(rate), 1)[0]),
+            "exponent_lr_Cbb": float(np.polyfit(np.log(noise), np.log(rate), 1)[0])}
