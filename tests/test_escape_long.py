@@ -100,3 +100,16 @@ def test_plateau_end_tells_escape_from_divergence_and_growth_reads_the_doubling(
     assert g.loc[2, "doubling"] == pytest.approx(300.0) and g.loc[2, "points"] == 9  # |w| >= 0.02 from step 300
     assert g.loc[0, "points"] == 5  # steps 300 to 700: only before the end at 800
     assert np.isnan(g.loc[1, "slope"])  # 3 points before its end at 500: fewer than 4
+
+
+def test_growth_scaling_recovers_a_power_law():
+    from markovlib.transformer.escape_long import growth_scaling
+
+    lrs = [7.0, 6.0, 5.0]
+    sd = {7.0: 0.4, 6.0: 0.3, 5.0: 0.2}
+    rate = {lr: 1e-3 * lr * sd[lr] ** 2 for lr in lrs}  # rate proportional to lr * C_bb
+    study = {"tests": {str(lr): {"lr": lr, "doubling_median": np.log(2) / rate[lr]} for lr in lrs}}
+    law = {"scan": {"batch1": {str(lr): {"bias_floor_sd": sd[lr]} for lr in lrs}}}
+    g = growth_scaling(study, law)
+    assert g["exponent_lr_Cbb"] == pytest.approx(1.0)
+    assert g["exponent_lr"] == pytest.approx(np.polyfit(np.log(lrs), np.log([rate[x] for x in lrs]), 1)[0])

@@ -105,3 +105,21 @@ def test_seed_batch_makes_the_set_and_replays_it(run_escape, tmp_path):
     assert len(rows) == 3 * 2 and worst == 0.0
     with pytest.raises(SystemExit, match="plain SGD"):
         run_escape.main(["adam" if a == "sgd" else a for a in argv])
+
+
+def test_batch1_study_reads_every_set(run_escape, tmp_path, monkeypatch):
+    """escape_long.batch1_study over two tiny seed-batched sets: one row per step size, ends and tests per set."""
+    from markovlib.transformer import escape_long
+
+    out, work = tmp_path / "escape_long", tmp_path / "work"
+    for lr in (7, 6):
+        assert run_escape.main(["--out", str(out), "--work", str(work), "--workers", "1", "--optimizers", "sgd",
+                                "--lrs", str(lr), "--chains", "0.5:0.8", "--steps", "60", "--eval-every", "20",
+                                "--batch", "1", "--seeds", "0-2", "--tag", f"t{lr}", "--seed-batch"]) == 0
+    monkeypatch.setattr(escape_long, "ESCAPE_SETS", {"t7": 7.0, "t6": 6.0})
+    scan = {str(float(lr)): {"t_sad_per_seed": {str(s): 1e5 for s in range(3)},
+                             "dw_per_seed": {str(s): -1e-6 for s in range(3)}} for lr in (7, 6)}
+    study = escape_long.batch1_study({"scan": {"batch1": scan}}, folder=out)
+    assert list(study["table"].lr) == ["7", "6"] and set(study["tests"]) == {"t7", "t6"}
+    t = study["tests"]["t7"]
+    assert t["n"] == 3 and t["band"] == (0.6e5, 0.9e5) and t["law_doubling_median"] == pytest.approx(1e5)
