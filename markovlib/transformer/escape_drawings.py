@@ -75,24 +75,27 @@ def energy_figure(S, esc, clip=8.0):
 
 def escape_test_figure(tests):
     """The escape sets at batch 1 (:func:`markovlib.transformer.escape_long.escape_test`, one per step size): the
-    Kaplan-Meier fraction still on the plateau with its band, against the law's predicted median escape, the band
-    [f_lo m, f_hi m] (shaded); dotted: each set's horizon."""
+    Kaplan-Meier fraction of runs still on the plateau with its band, against the law's predicted median end of the
+    plateau, the band [f_lo m, f_hi m] (shaded, same colour); dotted: each set's horizon. Log step axis, so that the
+    measured ends and the predictions show together."""
     if not tests:
         raise ValueError("tests must hold at least one escape_test result")
     colours = [plotting.LOCAL, plotting.SADDLE, plotting.MAXIMA, plotting.GLOBAL]
     fig, ax = plt.subplots(figsize=(9, 4.2))
     pad = lambda a: np.concatenate([[1.0], a, [a[-1] if a.size else 1.0]])  # noqa: E731
+    first = min(t["km"].times[0] for t in tests if t["km"].times.size) if any(t["km"].times.size for t in tests) \
+        else min(t["horizon"] for t in tests)
     for t, colour in zip(sorted(tests, key=lambda t: -t["lr"]), colours):
         km = t["km"]
-        x = np.concatenate([[0], km.times, [t["horizon"]]])
+        x = np.concatenate([[first / 2], km.times, [t["horizon"]]])
         ax.step(x, pad(km.survival), where="post", color=colour, lw=2, label=f"lr {t['lr']:g}: measured")
         ax.fill_between(x, pad(km.lower), pad(km.upper), step="post", color=colour, alpha=0.12)
-        ax.axvspan(*t["band"], color=colour, alpha=0.18, label=f"lr {t['lr']:g}: predicted median band")
+        ax.axvspan(*t["band"], color=colour, alpha=0.25, label=f"lr {t['lr']:g}: the law's median")
         ax.axvline(t["horizon"], color=colour, ls=":", lw=1)
     ax.axhline(0.5, color="0.5", lw=0.8)
-    ax.set(xlabel="SGD step (batch 1)", ylabel="fraction still on the unigram plateau", ylim=(-0.02, 1.02),
-           xlim=(0, 1.02 * max(t["horizon"] for t in tests)),
-           title="escape from the unigram plateau: measured (Kaplan-Meier) against the drift law")
+    ax.set(xscale="log", xlabel="SGD step (batch 1)", ylabel="fraction of runs still on the plateau",
+           ylim=(-0.02, 1.02), xlim=(first / 2, 1.3 * max(t["band"][1] for t in tests)),
+           title="end of the unigram plateau: measured (Kaplan-Meier) against the drift law")
     ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
     fig.tight_layout()
     return fig

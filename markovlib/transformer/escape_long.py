@@ -119,9 +119,10 @@ def growth(S: LongSet, lo=0.02, hi=0.3, min_points=4) -> pd.DataFrame:
 
 
 def initial_drift(S: LongSet, window=1000) -> pd.Series:
-    """Per seed, the drift of w per step over the first ``window`` steps (least-squares slope of w against the step
-    over the evaluations up to ``window``), to set beside the law's dw at the initialization."""
-    window = checks.positive_int("window", window)
+    """Per seed, the drift of w per step over the first ``window`` steps, or two evaluation spacings if that is longer
+    (least-squares slope of w against the step over the evaluations up to there), to set beside the law's dw at the
+    initialization."""
+    window = max(checks.positive_int("window", window), 2 * int(S.manifest.get("eval_every", 1)))
     out = {}
     for seed, g in S.curves.sort_values("step").groupby("seed"):
         g = g[g.step <= window]
