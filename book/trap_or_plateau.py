@@ -21,6 +21,7 @@
 #       '4': the learning rate of the stored plain-SGD arm (book/data/escape/manifest.json)
 #         whose law column is quoted
 #       '50': the stored set's evaluation spacing (book/data/escape/manifest.json eval_every)
+#       '1000': the window of markovlib.transformer.escape_long.initial_drift (its default)
 # ---
 
 # %% [markdown]
@@ -613,8 +614,8 @@ plt.show()
 # rate proportional to the step size times the fast variables' fluctuations is what a term of the slow drift linear in
 # the slow weights, with a coefficient set by those fluctuations, would give. The law evaluated at the initialization
 # does not have it at this size: its band lies {glue:text}`tp_b1_factor` times later. Whether the growth comes
-# from terms beyond second order in the fluctuations (at batch 1 the bias's floor has a standard deviation of 0.2 to
-# 0.4) is not settled here. Which seeds end first the law does not say either (Spearman's $\rho$ between $t_{sad}$
+# from terms beyond second order in the fluctuations (in these sets the bias's floor has a standard deviation of
+# {glue:text}`tp_b1_floor_sd`) is not settled here. Which seeds end first the law does not say either (Spearman's $\rho$ between $t_{sad}$
 # and the end: {glue:text}`tp_b1_spearman`; exploratory, E3).
 
 # %% tags=["hide-input"]
@@ -629,6 +630,10 @@ for tag, t in study["tests"].items():
                     check="Kaplan-Meier median of the end, interval at family-wise escape_alpha, against f t_sad",
                     measured=f"median {t['median']:.3g}, interval [{lo:.3g}, {hi:.3g}]",
                     tolerance=f"upper end < {t['band'][0]:.3g} (the band's lower end)", kind="stored data")
+    verified.record(f"{name}: no plateau ends in an escape (every end is a divergence)", t["escapes"] == 0,
+                    check="three evaluations in a row below the midpoint with c-hat / c* >= 0.5, before any divergence",
+                    measured=f"{t['escapes']} escapes, {t['divergences']} divergences", tolerance="0 escapes",
+                    kind="stored data")
     g, dw = study["growth"][tag], study["law_dw"][tag]
     fast = [g.loc[s, "doubling"] < 0.1 / abs(dw[s]) for s in g.index if np.isfinite(g.loc[s, "doubling"])]
     verified.record(f"G1, {name}: |w| doubles faster than the law's drift doubles it at |w| = 0.1, every run",
@@ -653,6 +658,8 @@ glue("tp_b1_law_doubling", ", ".join(f"{t['law_doubling_median']:.2g}" for t in 
 glue("tp_b1_exp_lr", f"{scaling['exponent_lr']:.1f}")
 glue("tp_b1_exp_noise", f"{scaling['exponent_lr_Cbb']:.1f}")
 glue("tp_b1_spearman", ", ".join(f"{t['spearman']:+.2f}" for t in b1))
+floor_sd = [law_results["scan"]["batch1"][str(t["lr"])]["bias_floor_sd"] for t in b1]
+glue("tp_b1_floor_sd", f"{min(floor_sd):.2f} to {max(floor_sd):.2f}")
 
 # %% [markdown]
 # ## The stored runs re-executed

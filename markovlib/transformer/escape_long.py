@@ -47,6 +47,11 @@ class LongSet:
     lrs: list
 
 
+def kilo(x) -> str:
+    """A step count in thousands at one decimal ("not reached" for inf or NaN)."""
+    return "not reached" if not np.isfinite(x) else f"{x / 1e3:.1f}k"
+
+
 def available(tag, folder=None) -> bool:
     """Whether the set ``tag`` is stored (its manifest exists)."""
     folder = stored.data_dir("escape_long") if folder is None else folder
@@ -182,9 +187,6 @@ def escape_table(tests) -> pd.DataFrame:
     """One row per step size: horizon, escaped k/n, the Kaplan-Meier median [interval], the predicted band, the ratio
     median / m [interval], Spearman's rho (the numbers at the digits that are stable across machines: steps in
     thousands, ratios to two digits)."""
-    def kilo(x):
-        return "not reached" if not np.isfinite(x) else f"{x / 1e3:.0f}k"
-
     rows = []
     for t in tests:
         lo, hi = t["median_interval"]
@@ -260,9 +262,6 @@ def batch1_study(law_results: dict, band=(0.6, 0.9), alpha=0.05, folder=None) ->
     scan = law_results["scan"]["batch1"]
     out = {"sets": sets, "ends": {}, "growth": {}, "drift0": {}, "law_dw": {}, "tests": {}}
     rows = []
-    def kilo(x):
-        return "not reached" if not np.isfinite(x) else f"{x / 1e3:.1f}k"
-
     for tag, S in sets.items():
         law = scan[str(S.lrs[0])]
         ends, grow, d0 = plateau_end(S), growth(S), initial_drift(S)
