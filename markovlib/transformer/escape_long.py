@@ -11,6 +11,7 @@ against the law of :mod:`markovlib.transformer.plateau_drift` as stored in ``boo
   escaped, and the rank correlation between t_sad and the escape step (checks E1-E3 of
   book/_drafts/sgd_drift_law.md, section 11, fixed before the runs finished).
 - :func:`plateau_end`: where a run's loss leaves the plateau, downwards (escape) or upwards (divergence);
+  :func:`saddle_crossing`: where w first passes -1/sqrt 2, the event the law's t_sad predicts;
   :func:`growth`: the geometric growth of |w| before it (checks of section 12 of the draft).
 - :func:`initial_drift`: the measured drift of w over the first steps, beside the law's at the initialization;
   :func:`batch1_study`: every batch-1 set read at once; :func:`growth_scaling`: how the growth of |w| scales
@@ -31,8 +32,8 @@ from ..numerics import checks
 from ..numerics.survival import kaplan_meier, median_time
 
 ESCAPE_SETS = {"b1s_lr7": 7.0, "b1s_lr6": 6.0, "b1s_lr5": 5.0, "b1s_lr4": 4.0}  # section 12 of the draft
-__all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "plateau_end", "growth", "initial_drift", "escape_test",
-           "escape_table", "rate_test", "replay", "batch1_study", "growth_scaling"]
+__all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "plateau_end", "saddle_crossing", "growth", "initial_drift",
+           "escape_test", "escape_table", "rate_test", "replay", "batch1_study", "growth_scaling"]
 
 
 @dataclass
@@ -100,6 +101,19 @@ def plateau_end(S: LongSet, margin=0.5, persist=3, escape_ratio=0.5) -> pd.DataF
         else:
             rows.append({"seed": int(seed), "T_end": np.nan, "kind": ""})
     return pd.DataFrame(rows).set_index("seed")
+
+
+def saddle_crossing(S: LongSet) -> pd.Series:
+    """Per seed, the first evaluation strictly before the plateau's end (whose weights may have diverged) at which
+    w <= -1/sqrt 2: where E(0, w) reaches E_sad on the unigram line (Lemma 12), the event whose step t_sad the law
+    predicts; NaN if none."""
+    ends, out = plateau_end(S), {}
+    for seed, g in S.curves.sort_values("step").groupby("seed"):
+        t_end = ends.loc[seed, "T_end"]
+        g = g[g.step < t_end] if np.isfinite(t_end) else g
+        hit = g.step[g.w <= -1 / np.sqrt(2)]
+        out[int(seed)] = float(hit.iloc[0]) if len(hit) else np.nan
+    return pd.Series(out, name="t_cross")
 
 
 def growth(S: LongSet, lo=0.02, hi=0.3, min_points=4) -> pd.DataFrame:
@@ -261,7 +275,7 @@ def batch1_study(law_results: dict, band=(0.6, 0.9), alpha=0.05, folder=None) ->
     sets = {tag: load(tag, folder) for tag in ESCAPE_SETS}
     scan = law_results["scan"]["batch1"]
     out = {"sets": sets, "ends": {}, "growth": {}, "drift0": {}, "law_dw": {}, "tests": {}}
-    rows = []
+    rows, why = [], []
     for tag, S in sets.items():
         law = scan[str(S.lrs[0])]
         ends, grow, d0 = plateau_end(S), growth(S), initial_drift(S)
@@ -269,6 +283,14 @@ def batch1_study(law_results: dict, band=(0.6, 0.9), alpha=0.05, folder=None) ->
         t = escape_test(S, law["t_sad_per_seed"], band=band, alpha=alpha, family=len(sets), times=ends.T_end)
         meas = grow.doubling.to_numpy()
         ok = np.isfinite(meas)
+        cross = saddle_crossing(S)
+        last = [g[g.step < ends.loc[sd, "T_end"]].w.iloc[-1] for sd, g in S.curves.sort_values("step").groupby("seed")
+                if np.isfinite(ends.loc[sd, "T_end"]) and (g.step < ends.loc[sd, "T_end"]).any()]
+        single = plateau_end(S, persist=1)
+        t.update(crossed=int(cross.notna().sum()), cross_median=float(cross.median()) if cross.notna().any()
+                 else float("nan"), t_sad_median=float(np.median(t["t_sad"])),
+                 single_escapes=int((single.kind == "escape").sum()),
+                 w_end_median=float(np.median(last)) if last else float("nan"))
         t.update(escapes=int((ends.kind == "escape").sum()), divergences=int((ends.kind == "divergence").sum()),
                  drift0_ratio=float(np.median(d0.to_numpy() / np.array([dw[s] for s in d0.index]))),
                  doubling_median=float(np.median(meas[ok])) if ok.any() else float("nan"), doubling_runs=int(ok.sum()),
@@ -278,13 +300,16 @@ def batch1_study(law_results: dict, band=(0.6, 0.9), alpha=0.05, folder=None) ->
         lo, hi = t["median_interval"]
         rows.append({"lr": f"{S.lrs[0]:g}", "horizon": kilo(S.horizon), "plateau ended": f"{t['escaped']}/{t['n']}",
                      "escape / divergence": f"{t['escapes']} / {t['divergences']}",
-                     "T_end median [interval]": f"{kilo(t['median'])} [{kilo(lo)}, {kilo(hi)}]",
-                     "law's band": f"[{kilo(t['band'][0])}, {kilo(t['band'][1])}]",
-                     "initial drift, measured / law": f"{t['drift0_ratio']:.1f}",
-                     "doubling of |w|, median (runs)": (f"{t['doubling_median']:.0f} ({t['doubling_runs']})"
-                                                        if ok.any() else "-"),
-                     "law's |w|/|dw| at 0.1": f"{t['law_doubling_median']:.2g}"})
-    out["table"] = pd.DataFrame(rows)
+                     "end: Kaplan-Meier median [interval]": f"{kilo(t['median'])} [{kilo(lo)}, {kilo(hi)}]",
+                     "the law's band": f"[{kilo(t['band'][0])}, {kilo(t['band'][1])}]"})
+        why.append({"lr": f"{S.lrs[0]:g}", "w before the end (median)": f"{t['w_end_median']:.2f}",
+                    "w <= -1/sqrt2: runs, median step": f"{t['crossed']}/{t['n']}, {kilo(t['cross_median'])}",
+                    "the law's t_sad (median)": kilo(t["t_sad_median"]),
+                    "first drift, measured / law": f"{t['drift0_ratio']:.1f}",
+                    "|w| doubles in (median, runs)": (f"{t['doubling_median']:.0f} ({t['doubling_runs']})"
+                                                      if ok.any() else "-"),
+                    "the law's |w|/|dw| at 0.1": f"{t['law_doubling_median']:.2g}"})
+    out["table"], out["why"] = pd.DataFrame(rows), pd.DataFrame(why)
     return out
 
 
