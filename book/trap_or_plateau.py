@@ -44,15 +44,18 @@
 # 2. **SGD and momentum do not leave it within the horizon**: {glue:text}`tp_sgd_summary`, while their energy rises
 #    ({glue:text}`tp_sgd_rise` runs with $w_0 < 0$) ([escape times](#sec-tp-escape)).
 # 3. **The SGD drift law**, derived and fit-free, matches the stored drift of $w$ (median ratio
-#    {glue:text}`tp_law_ratio`, {glue:text}`tp_law_n` runs); integrated, it ends the plateau at lr 4 on $(0.5, 0.8)$
-#    after {glue:text}`tp_law_escape` steps: a long plateau, not a trap, by extrapolation ([the law](#sec-tp-law)).
-# 4. **Adam and AdamW leave it** in every arm ({glue:text}`tp_adam_summary`; Kaplan-Meier medians there).
-# 5. **The escape and the energy.** Every escaping run's projection enters the flow's global basin
-#    ({glue:text}`tp_entry_summary`). By continuity a projection passing the saddle's $w$ crosses $E_{sad}$; at the
-#    escape's evaluation it is above $E_{sad}$ in {glue:text}`tp_escape_above` ([energy](#sec-tp-energy)).
-# 6. **How fast $E$ moves.** Under SGD and momentum the early drift grows as $\mathrm{lr}^k$ with
-#    {glue:text}`tp_exponents`, the late drift with {glue:text}`tp_late_exponents` (two step sizes a factor 4
-#    apart). Adam multiplies $|w|$ by {glue:text}`tp_adam_growth` early and crosses $w = 0$ in
+#    {glue:text}`tp_law_ratio`, {glue:text}`tp_law_n` runs); integrated, it ends the plateau at lr 4 after
+#    {glue:text}`tp_law_escape` steps ([the law](#sec-tp-law)).
+# 4. **Tested where it can fail, it fails on time.** At batch 1 (lr {glue:text}`tp_b1_lrs`) the plateau ends in
+#    {glue:text}`tp_b1_ended` runs, {glue:text}`tp_b1_factor` times before the law's prediction, near its point of
+#    instability but by divergence ({glue:text}`tp_b1_div`): $|w|$ grows by orders of magnitude where the law's drift
+#    would barely move it ([the test](#sec-tp-test)).
+# 5. **Adam and AdamW leave it** in every arm ({glue:text}`tp_adam_summary`; Kaplan-Meier medians there).
+# 6. **The escape and the energy.** Every escaping run's projection enters the flow's global basin
+#    ({glue:text}`tp_entry_summary`); at the escape's evaluation it is above $E_{sad}$ in
+#    {glue:text}`tp_escape_above` ([energy](#sec-tp-energy)).
+# 7. **How fast $E$ moves.** Under SGD and momentum the early drift grows as $\mathrm{lr}^k$ with
+#    {glue:text}`tp_exponents`, the late drift with {glue:text}`tp_late_exponents`. Adam multiplies $|w|$ by {glue:text}`tp_adam_growth` early and crosses $w = 0$ in
 #    {glue:text}`tp_adam_cross` runs ([drift rates](#sec-tp-drift)).
 #
 # (sec-tp-parameters)=

@@ -42,6 +42,16 @@ def test_compare_run_stops_the_window_where_the_run_leaves_the_plateau():
     assert drift_check.compare_run(curve, (0.5, 0.8, "sgd", 4.0, 0), _law(curve, 1000, -1e-6), 1000) is None
 
 
+def test_compare_run_stops_the_window_where_the_run_diverges():
+    curve = _curve()
+    curve["eval_loss"] = 0.67
+    curve.loc[2000:, "eval_loss"] = 40.0  # far above H(pi) + DIVERGENCE_NATS, with c-hat / c* still small
+    row = drift_check.compare_run(curve, (0.5, 0.8, "sgd", 4.0, 0), _law(curve, 1000, -1e-6), 1000)
+    assert row["T"] == 1950
+    curve.loc[1800, "eval_loss"] = float("nan")
+    assert drift_check.compare_run(curve, (0.5, 0.8, "sgd", 4.0, 0), _law(curve, 1000, -1e-6), 1000)["T"] == 1750
+
+
 def test_summarize_counts_and_ratios():
     rows = []
     for seed, factor in enumerate([1.0, 1.1, 0.9, 1.05]):

@@ -22,6 +22,7 @@ from ..numerics import checks
 
 KEY = ("p", "q", "optimizer", "lr", "seed")
 PLATEAU_RATIO = 0.1  # a run is on the plateau while c-hat / c* stays below this
+DIVERGENCE_NATS = 0.5  # ... and its held-out loss stays within this of H(pi) (escape_long.plateau_end's margin)
 RATIOS = {"ratio_dw": ("dw_law", "dw_meas"), "ratio_dE": ("dE_law", "dE_meas"), "ratio_e2": ("e2_law", "e2_meas"),
           "ratio_canonical": ("dE_canonical", "dE_meas"), "ratio_canonical_w": ("dE_canonical_w", "dE_meas"),
           "ratio_canonical_init": ("dE_canonical_init", "dE_meas_0T"), "ratio_dw_init": ("dw_law_init", "dw_meas")}
@@ -100,14 +101,18 @@ def canonical_from_init(e, w, p, q, lr, momentum, steps, batch=16) -> float:
 
 def compare_run(curve, key, law, late, *, batch=16) -> dict | None:
     """One stored run against the law. ``curve``: its rows (a DataFrame indexed by step with columns e, w, energy,
-    coefficient_ratio); ``law``: :func:`law_at`'s result at ``late``. The window runs from ``late`` to the last
-    evaluation on the plateau (c-hat / c* below PLATEAU_RATIO); None if that is not after ``late``."""
+    coefficient_ratio, eval_loss); ``law``: :func:`law_at`'s result at ``late``. The window runs from ``late`` to the
+    last evaluation on the plateau (c-hat / c* below PLATEAU_RATIO and the loss within DIVERGENCE_NATS of H(pi): a
+    diverging run leaves the plateau too); None if that is not after ``late``."""
     from ..markov.canonical import coefficient_unchecked, reduced_loss_grad
+    from ..markov.chain import MarkovChain
     from ..markov.energy import SADDLE_ENERGY, energy
     from .sgd_drift import canonical_drift, steps_to_saddle
 
     p, q, opt, lr, _ = _check_key(key)
-    off = curve.index[curve.coefficient_ratio.to_numpy() >= PLATEAU_RATIO]
+    loss = curve.eval_loss.to_numpy(dtype=float) if "eval_loss" in curve else np.zeros(len(curve))
+    diverged = ~np.isfinite(loss) | (loss > MarkovChain(p, q).marginal_entropy + DIVERGENCE_NATS)
+    off = curve.index[(curve.coefficient_ratio.to_numpy() >= PLATEAU_RATIO) | diverged]
     T = int(curve.index.max()) if off.empty else int(curve.index[curve.index < off[0]].max())
     if T <= late:
         return None
