@@ -720,6 +720,23 @@ verified.record("the stored runs re-execute: 16 runs, every evaluation up to sli
                 check=f"live train_with_energy against the stored curves (c-hat/c*, loss, e, w, E), seed {slice_seed}",
                 measured=formatting.bound(worst, escape_rates.SLICE_LEVEL), tolerance=f"{slice_tol:g}", kind="stored data")
 
+# %% [markdown]
+# The batch-1 sets are re-executed the same way: the first `B1_SLICE_STEPS` steps of all 20 runs of `b1s_lr7` (the
+# largest step, where rounding differences grow fastest) by the runner that made them. Measured once in the second CI
+# configuration, the differences stayed within `B1_SLICE_LEVEL` up to that step; the tolerance is ten times that.
+
+# %%
+b1_rows, b1_worst = escape_long.replay(study["sets"]["b1s_lr7"], steps=specs.trap_or_plateau.B1_SLICE_STEPS)
+b1_tol = 10 * specs.trap_or_plateau.B1_SLICE_LEVEL
+print(f"{len(b1_rows)} evaluations re-executed: largest difference "
+      f"{formatting.bound(b1_worst, specs.trap_or_plateau.B1_SLICE_LEVEL)}; tolerance {b1_tol:g}")
+
+# %% tags=["hide-input"]
+verified.record("the batch-1 set b1s_lr7 re-executes: 20 runs, every evaluation up to B1_SLICE_STEPS",
+                b1_worst < b1_tol, check="live SeedBatchSGD against the stored curves (c-hat/c*, w, E)",
+                measured=formatting.bound(b1_worst, specs.trap_or_plateau.B1_SLICE_LEVEL), tolerance=f"{b1_tol:g}",
+                kind="stored data")
+
 # %% tags=["hide-input"]
 _ = record_results({
     "sgd_runs_on_plateau": A["k_sgd"] / A["n_sgd"], "adam_runs_escaped": A["k_adam"] / A["n_adam"],
@@ -727,6 +744,9 @@ _ = record_results({
     "basin_entry_fraction": int(lag.notna().sum()) / max(len(esc_idx), 1),
     **{f"late_drift_exponent/{opt}_{pq[0]:g}_{pq[1]:g}": float(v) for (pq, opt), v in late_exp.items()},
     "adam_sign_crossings": M["n_cross"]["adam"][0] / M["n_cross"]["adam"][1], "slice_max_difference": worst,
+    **{f"b1_plateau_end_median/lr{t['lr']:g}": t["median"] for t in study["tests"].values()},
+    **{f"b1_doubling_median/lr{t['lr']:g}": t["doubling_median"] for t in study["tests"].values()},
+    "b1_slice_max_difference": b1_worst,
     **verified.summary(),
 })
 

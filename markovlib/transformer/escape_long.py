@@ -33,7 +33,7 @@ from ..numerics.survival import kaplan_meier, median_time
 
 ESCAPE_SETS = {"b1s_lr7": 7.0, "b1s_lr6": 6.0, "b1s_lr5": 5.0, "b1s_lr4": 4.0}  # section 12 of the draft
 __all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "plateau_end", "saddle_crossing", "growth", "initial_drift",
-           "escape_test", "escape_table", "rate_test", "replay", "batch1_study", "growth_scaling"]
+           "escape_test", "escape_table", "rate_runs", "rate_test", "replay", "batch1_study", "growth_scaling"]
 
 
 @dataclass
@@ -212,6 +212,13 @@ def escape_table(tests) -> pd.DataFrame:
                                                else "not reached"),
                      "Spearman(t_sad, escape)": f"{t['spearman']:+.2f}"})
     return pd.DataFrame(rows)
+
+
+def rate_runs(folder=None) -> pd.DataFrame:
+    """The law's comparison with the rate set, one row per run (``book/data/sgd_drift/runs_rate.csv``, written by
+    ``check_sgd_drift.py --data book/data/escape_long --tag rate``)."""
+    folder = stored.data_dir("sgd_drift") if folder is None else folder
+    return pd.read_csv(folder / "runs_rate.csv")
 
 
 def rate_test(law_runs: pd.DataFrame, lr, band=1.25) -> dict:

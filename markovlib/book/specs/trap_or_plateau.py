@@ -6,6 +6,8 @@ from markovlib.book import params, stored
 EVAL_EVERY = 50  # the stored set's evaluation spacing (book/data/escape/manifest.json), not a knob
 SLICE_PREFIX = 300  # steps whose agreement tools/run_slice_prefix.py measured in both CI configurations, not a knob
 SLICE_LEVEL = 1e-5  # a stored run re-executes to this level up to its measured deterministic prefix, not a knob
+B1_SLICE_STEPS = 300  # steps of book/data/escape_long's b1s_lr7 re-executed by the chapter, not a knob
+B1_SLICE_LEVEL = 1e-5  # measured 2026-12-06: the second CI configuration stays within 9.6e-6 up to step 300 of b1s_lr7
 
 
 def reach():
