@@ -25,6 +25,7 @@ def test_frozen_drift_w_and_e_at_the_horizon():
     assert out.loc[2, "E_law"] == pytest.approx(float(energy(0.0, -0.013 - 2e-6 * 4000)))
     assert out.loc[2, "w"] == pytest.approx(-0.01 - 1e-6 * 5000 * 3) and out.loc[0, "T"] == 5000
     assert out.loc[0, "end"] == "" and not out.loc[0, "E_above_saddle"]
+    assert out.loc[0, "ratio_dw"] == pytest.approx((-1e-6 * 4000) / (-0.01 - 1e-6 * 5000 + 0.011))
     with pytest.raises(ValueError, match="no stored law row"):
         extension_vs_law(_ext(), law[law.seed == 0], late=1000)
 

@@ -19,7 +19,9 @@ __all__ = ["extension_vs_law", "agreement_with_stored"]
 
 
 def extension_vs_law(S: LongSet, law_runs: pd.DataFrame, late: int, lr=4.0) -> pd.DataFrame:
-    """One row per seed of the extension: w and E measured at the horizon T, the law's frozen-drift w and E there
+    """One row per seed of the extension: w and E measured at the horizon T, the law's frozen-drift w and E there,
+    the ratio law / measured of the drift of w from ``late`` to T (the stored comparison's ratio over ten times its
+    window)
     (from the stored run of the same seed: ``law_runs`` rows of plain SGD at ``lr`` on (0.5, 0.8), whose law was
     evaluated at step ``late``), whether E passed
     E_sad, the end of the plateau (kind and step, :func:`~markovlib.transformer.escape_long.plateau_end`) and the
@@ -33,7 +35,9 @@ def extension_vs_law(S: LongSet, law_runs: pd.DataFrame, late: int, lr=4.0) -> p
             raise ValueError(f"seed {seed} of the extension has no stored law row at lr {lr}")
         T = int(g.step.iloc[-1])
         w_law = float(arm.loc[seed, "w_late"] + arm.loc[seed, "dw_law"] * (T - late))
+        w_late = float(arm.loc[seed, "w_late"])
         rows.append({"seed": int(seed), "T": T, "w": float(g.w.iloc[-1]), "w_law": w_law,
+                     "ratio_dw": (w_law - w_late) / (float(g.w.iloc[-1]) - w_late),
                      "E": float(g.energy.iloc[-1]), "E_law": float(energy(0.0, w_law)),
                      "E_above_saddle": bool(g.energy.iloc[-1] >= SADDLE_ENERGY),
                      "end": ends.loc[seed, "kind"], "T_end": ends.loc[seed, "T_end"],
