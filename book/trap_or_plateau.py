@@ -17,6 +17,8 @@
 #       '1': the batch of the sets b1s_lr4 to b1s_lr7 (book/data/escape_long/manifest_b1s_lr4.json
 #         batch)
 #       '1000': the window of markovlib.transformer.escape_long.initial_drift (its default)
+#       '16': the batch of the stored set and of the extension (book/data/escape/manifest.json
+#         batch)
 #       1e-3: AdamW's weight decay in the stored runs (markovlib.transformer.escape.OPTIMIZER_ARMS;
 #         the paper's decay, Sec. 7)
 #       '2': the escape criterion of markovlib.transformer.plateau_drift.integrate_plateau
@@ -697,7 +699,7 @@ glue("tp_b1_cbb_exp", f"{np.polyfit(np.log(scaling['lrs']), np.log(np.array(floo
 # (sec-tp-extend)=
 # **The stored arm, ten times longer.** The ten seeds with $w_0 < 0$ of plain SGD at lr 4, batch 16 (the stored arm
 # with the larger step) were run to ten times the stored horizon by the same runner (`escape_long`, tag `extend`;
-# the 35-fold extension planned in the draft was out of reach on two shared cores). They are compared with the law
+# the longer extension planned in the draft was out of reach on two shared cores). They are compared with the law
 # frozen at the stored runs' `late_start`, over the whole extension (check X1 of the draft):
 
 # %%
@@ -774,7 +776,7 @@ verified.record("the stored runs re-execute: 16 runs, every evaluation up to sli
                 measured=formatting.bound(worst, escape_rates.SLICE_LEVEL), tolerance=f"{slice_tol:g}", kind="stored data")
 
 # %% [markdown]
-# The batch-1 sets are re-executed the same way: the first `B1_SLICE_STEPS` steps of all 20 runs of `b1s_lr7` (the
+# The batch-1 sets are re-executed the same way: the first `B1_SLICE_STEPS` steps of every run of `b1s_lr7` (the
 # largest step, where rounding differences grow fastest) by the runner that made them. Measured once in the second CI
 # configuration, the differences stayed within `B1_SLICE_LEVEL` up to that step; the tolerance is ten times that.
 
