@@ -40,7 +40,7 @@ SPEC = params.declare(
                             "(0.60 to 0.90 in the stored integrations; fixed before the escape sets finished)"),
     escape_min=params.Int(10, 20, why="escapes out of 20 seeds that a plateau (not a trap) must show per step size"),
     escape_alpha=params.Real(0.001, 0.2, why="family-wise level of the Kaplan-Meier intervals, Bonferroni over the "
-                             "three step sizes"),
+                             "step sizes tested"),
     rate_band=params.Real(1.01, 2.0, why="a band around 1 for the median ratio law / measured at new step sizes "
                           "(wider than law_band: the law's O(lr) corrections grow towards the bias's stability edge)"),
     rate_sign_min=params.Int(10, 20, why="seeds out of 20 whose drift sign the law must get right at lr 8, where it "
