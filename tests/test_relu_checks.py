@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from markovlib.book.inference import wilson_interval
 from markovlib.richlazy import relu_checks, relu_dynamics
 from markovlib.richlazy.minimal_model import conserved_delta
+from markovlib.richlazy.relu_reference import torch_velocities
 
 
 def test_seed_count_is_the_count_with_its_wilson_interval():
@@ -20,27 +20,12 @@ def test_seed_count_is_the_count_with_its_wilson_interval():
     assert relu_checks.seed_count(flags, "seeds")[2].startswith("7/10 seeds (95 % Wilson [")
 
 
-def _torch_velocities(X, y, a, W, gamma, eta_a, eta_w):
-    torch.set_default_dtype(torch.float64)
-    at, Wt = torch.tensor(a, requires_grad=True), torch.tensor(W, requires_grad=True)
-    Z = torch.tensor(X) @ Wt.T
-    loss = torch.mean((torch.where(Z > 0, Z, gamma * Z) @ at - torch.tensor(y)) ** 2)
-    ga, gW = torch.autograd.grad(loss, (at, Wt))
-
-    def coords(a_, W_):
-        nw = torch.linalg.norm(W_, dim=1)
-        return W_ / nw[:, None], a_ * nw, a_[:, None] * W_
-
-    _, tangents = torch.func.jvp(coords, (at.detach(), Wt.detach()), (-eta_a * ga, -eta_w * gW))
-    return [t.numpy() for t in tangents]
-
-
 @pytest.mark.parametrize("gamma", [0.0, 0.4])
 def test_random_network_spans_both_signs_and_flow_velocities_match_autograd(gamma):
     rng = np.random.default_rng(3)
     X, y, a, W = relu_checks.random_network(rng, 12, 3, 8)
     assert X.shape == (12, 3) and y.shape == (12,) and a.shape == (8,) and W.shape == (8, 3)
-    ref = _torch_velocities(X, y, a, W, gamma, 0.5, 2.0)
+    ref = torch_velocities(X, y, a, W, gamma, 0.5, 2.0)
     mine = relu_dynamics.flow_velocities(X, y, a, W, gamma, 0.5, 2.0)
     mu = relu_dynamics.spherical_coordinates(a, W)[1]
     assert relu_checks.velocity_error(mine, ref, mu) < 1e-11
@@ -61,7 +46,7 @@ def test_regime_network_and_errors_within_the_derived_bounds(sign, regime):
     assert np.allclose(np.abs(delta), 100.0 * abs(sign) * np.abs(mu), rtol=1e-10, atol=1e-12)
     assert np.all((np.abs(mu) >= 0.05) & (np.abs(mu) <= 0.5))
     xi = relu_dynamics.driving_vector(X, y, a, W)
-    exact = _torch_velocities(X, y, a, W, 0.0, 1.0, 1.0)[:2]
+    exact = torch_velocities(X, y, a, W, 0.0, 1.0, 1.0)[:2]
     approx = relu_dynamics.regime_velocity(bhat, mu, delta, xi, regime)
     out = relu_checks.regime_errors(bhat, mu, delta, xi, exact, approx, regime, 1e-10)
     if regime == "balanced":
