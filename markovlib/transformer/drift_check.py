@@ -22,7 +22,7 @@ from ..numerics import checks
 
 KEY = ("p", "q", "optimizer", "lr", "seed")
 PLATEAU_RATIO = 0.1  # a run is on the plateau while c-hat / c* stays below this
-DIVERGENCE_NATS = 0.5  # ... and its held-out loss stays within this of H(pi) (escape_long.plateau_end's margin)
+DIVERGENCE_NATS = 0.5  # ... and its held-out loss stays within this of H(pi) (also escape_long.plateau_end's)
 RATIOS = {"ratio_dw": ("dw_law", "dw_meas"), "ratio_dE": ("dE_law", "dE_meas"), "ratio_e2": ("e2_law", "e2_meas"),
           "ratio_canonical": ("dE_canonical", "dE_meas"), "ratio_canonical_w": ("dE_canonical_w", "dE_meas"),
           "ratio_canonical_init": ("dE_canonical_init", "dE_meas_0T"), "ratio_dw_init": ("dw_law_init", "dw_meas")}

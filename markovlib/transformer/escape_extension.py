@@ -28,7 +28,8 @@ def extension_vs_law(S: LongSet, law_runs: pd.DataFrame, late: int, lr=4.0) -> p
     doubling time of |w| (:func:`~markovlib.transformer.escape_long.growth`)."""
     arm = law_runs[(law_runs.optimizer == "sgd") & np.isclose(law_runs.lr, lr) & np.isclose(law_runs.p, 0.5)
                    & np.isclose(law_runs.q, 0.8)].set_index("seed")
-    ends, grow = plateau_end(S), growth(S)
+    ends = plateau_end(S)
+    grow = growth(S, ends=ends)
     rows = []
     for seed, g in S.curves.sort_values("step").groupby("seed"):
         if seed not in arm.index:

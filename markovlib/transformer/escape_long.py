@@ -30,6 +30,7 @@ from ..book import stored
 from ..book.inference import wilson_interval
 from ..numerics import checks
 from ..numerics.survival import kaplan_meier, median_time
+from .drift_check import DIVERGENCE_NATS
 
 ESCAPE_SETS = {"b1s_lr7": 7.0, "b1s_lr6": 6.0, "b1s_lr5": 5.0, "b1s_lr4": 4.0}  # section 12 of the draft
 __all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "plateau_end", "saddle_crossing", "growth", "initial_drift",
@@ -69,7 +70,7 @@ def load(tag, folder=None) -> LongSet:
                    [float(x) for x in manifest["lrs"]["sgd"]])
 
 
-def plateau_end(S: LongSet, margin=0.5, persist=3, escape_ratio=0.5) -> pd.DataFrame:
+def plateau_end(S: LongSet, margin=DIVERGENCE_NATS, persist=3, escape_ratio=0.5) -> pd.DataFrame:
     """Per seed, the end of the plateau: the first evaluation whose held-out loss is above H(pi) + ``margin`` nats or
     not finite (``"divergence"``), or that starts ``persist`` consecutive evaluations with the loss below
     (H(pi) + H_rate) / 2 and c-hat / c* >= ``escape_ratio`` (``"escape"``: the bigram side); T_end NaN and kind ""
@@ -103,11 +104,11 @@ def plateau_end(S: LongSet, margin=0.5, persist=3, escape_ratio=0.5) -> pd.DataF
     return pd.DataFrame(rows).set_index("seed")
 
 
-def saddle_crossing(S: LongSet) -> pd.Series:
+def saddle_crossing(S: LongSet, ends=None) -> pd.Series:
     """Per seed, the first evaluation strictly before the plateau's end (whose weights may have diverged) at which
     w <= -1/sqrt 2: where E(0, w) reaches E_sad on the unigram line (Lemma 12), the event whose step t_sad the law
-    predicts; NaN if none."""
-    ends, out = plateau_end(S), {}
+    predicts; NaN if none. ``ends``: :func:`plateau_end`'s frame, if already computed."""
+    ends, out = (plateau_end(S) if ends is None else ends), {}
     for seed, g in S.curves.sort_values("step").groupby("seed"):
         t_end = ends.loc[seed, "T_end"]
         g = g[g.step < t_end] if np.isfinite(t_end) else g
@@ -116,14 +117,15 @@ def saddle_crossing(S: LongSet) -> pd.Series:
     return pd.Series(out, name="t_cross")
 
 
-def growth(S: LongSet, lo=0.02, hi=0.3, min_points=4) -> pd.DataFrame:
+def growth(S: LongSet, lo=0.02, hi=0.3, min_points=4, ends=None) -> pd.DataFrame:
     """Per seed, the least-squares slope of log|w| against the step over the evaluations before the plateau's end
     with ``lo`` <= |w| <= ``hi`` (check G1 of the draft, section 12), and the doubling time log 2 / slope; NaN for a
-    run with fewer than ``min_points`` such evaluations."""
+    run with fewer than ``min_points`` such evaluations. ``ends``: :func:`plateau_end`'s frame, if already
+    computed."""
     lo, hi = checks.positive_real("lo", lo), checks.positive_real("hi", hi)
     if not lo < hi:
         raise ValueError(f"lo must be below hi, got {lo} and {hi}")
-    ends = plateau_end(S)
+    ends = plateau_end(S) if ends is None else ends
     rows = []
     for seed, g in S.curves.sort_values("step").groupby("seed"):
         t_end = ends.loc[seed, "T_end"]
@@ -285,12 +287,13 @@ def batch1_study(law_results: dict, band=(0.6, 0.9), alpha=0.05, folder=None) ->
     rows, why = [], []
     for tag, S in sets.items():
         law = scan[str(S.lrs[0])]
-        ends, grow, d0 = plateau_end(S), growth(S), initial_drift(S)
+        ends = plateau_end(S)
+        grow, d0 = growth(S, ends=ends), initial_drift(S)
         dw = {int(k): float(v) for k, v in law["dw_per_seed"].items()}
         t = escape_test(S, law["t_sad_per_seed"], band=band, alpha=alpha, family=len(sets), times=ends.T_end)
         meas = grow.doubling.to_numpy()
         ok = np.isfinite(meas)
-        cross = saddle_crossing(S)
+        cross = saddle_crossing(S, ends=ends)
         last = [g[g.step < ends.loc[sd, "T_end"]].w.iloc[-1] for sd, g in S.curves.sort_values("step").groupby("seed")
                 if np.isfinite(ends.loc[sd, "T_end"]) and (g.step < ends.loc[sd, "T_end"]).any()]
         single = plateau_end(S, persist=1)
