@@ -70,7 +70,7 @@ def plan(args):
         tasks = []
         for d, n in args.sizes or SIZES:
             s = settings_check(dict(PAPER, d=d, n=n, n_test=args.n_test or PAPER["n_test"], taus=SIZE_TAUS,
-                                    deltas=SIZE_DELTAS))
+                                    deltas=SIZE_DELTAS, dtype=args.dtype))
             # seeds per task: about 300 CPU seconds each (a network-step costs about 15 us + 10 ns d n here)
             per = max(1, min(len(seeds), int(300 / (len(SIZE_DELTAS) * steps * (15e-6 + 1e-8 * d * n)))))
             tasks += [(f"d{d}_n{n}_seeds{chunk[0]}-{chunk[-1]}", s, chunk)
@@ -80,7 +80,8 @@ def plan(args):
     s = settings_check(dict(PAPER, d=args.d or PAPER["d"], n=args.n or PAPER["n"],
                             n_test=args.n_test or PAPER["n_test"],
                             taus=np.logspace(-1, 0.3, args.n_tau).tolist() if args.n_tau else PAPER["taus"],
-                            deltas=np.linspace(-1, 1, args.n_delta).tolist() if args.n_delta else PAPER["deltas"]))
+                            deltas=np.linspace(-1, 1, args.n_delta).tolist() if args.n_delta else PAPER["deltas"],
+                            dtype=args.dtype))
     return [(f"seed{seed}", s, [seed]) for seed in (args.seeds or PAPER["seeds"])], schedule(steps)
 
 
@@ -168,6 +169,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n-delta", type=int, default=None, help="grid: values of delta (default 17)")
     ap.add_argument("--sizes", type=lambda t: [tuple(int(v) for v in p.split("x")) for p in t.split(",")],
                     default=None, help="sizes: DxN,DxN,... (default 10x100,16x150,40x400,100x1000)")
+    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                    help="the steps' arithmetic (default float64; metrics are float64 either way)")
     ap.add_argument("--out", default=None, help="output folder (default book/data/relu_grid or relu_sizes)")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "markovlib_relu_grid"))
     ap.add_argument("--budget-minutes", type=float, default=90.0, help="pilot: the time budget")
@@ -212,7 +215,7 @@ def main(argv=None) -> int:
     os.replace(part, out / name)
 
     s0 = tasks[0][1]
-    settings = {k: s0[k] for k in ("h", "n_teacher", "n_test", "base_lr")}
+    settings = {k: s0[k] for k in ("h", "n_teacher", "n_test", "base_lr", "dtype")}
     if args.mode == "grid":
         settings.update(d=s0["d"], n=s0["n"], taus=s0["taus"], deltas=s0["deltas"])
     else:
@@ -223,7 +226,7 @@ def main(argv=None) -> int:
                 # a task trains its networks to the horizon or leaves nothing: the horizon every finished task reached
                 "horizon_reached": {"steps": int(cps[-1]), "tasks_finished": f"{len(results)}/{len(tasks)}"},
                 "paper_steps": PAPER["steps"], "checkpoints": cps, "seeds": seeds,
-                "lr": "base_lr / tau^2, full-batch float64 gradient descent",
+                "lr": f"base_lr / tau^2, full-batch {s0['dtype']} gradient descent",
                 "data": "markovlib.richlazy.relu_networks.teacher_student(d, n, h, n_teacher, taus, deltas, seed, "
                         "n_test): numpy streams spawned from the seed (teacher, data, student, test)",
                 "arrays": f"{name}: each metric of {list(METRICS)} with axes "

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..numerics import checks
 from . import relu_networks as RN
-from .relu_batch import METRICS, train_networks
+from .relu_batch import DTYPES, METRICS, train_networks
 
 PAPER = dict(d=100, n=1000, h=50, n_teacher=3, n_test=10_000, taus=np.logspace(-1, 0.3, 17).tolist(),
              deltas=np.linspace(-1, 1, 17).tolist(), base_lr=5e-3, seeds=list(range(100, 116)), steps=100_000)
@@ -49,6 +49,7 @@ def settings_check(settings) -> dict:
             raise ValueError(f"{name} must not be empty")
     if min(s["taus"]) <= 0:
         raise ValueError(f"taus must be > 0, got {s['taus']}")
+    s["dtype"] = checks.choice("dtype", s.get("dtype", "float64"), DTYPES)   # the steps' arithmetic
     return s
 
 
@@ -65,7 +66,8 @@ def problems(settings, seeds):
 
 
 def train_grid(settings, seeds, checkpoints) -> dict:
-    """Train the (tau, delta) grid of every seed in ``seeds`` as one computation; a dask task of
+    """Train the (tau, delta) grid of every seed in ``seeds`` as one computation, in the arithmetic of
+    ``settings["dtype"]`` (default float64; the metrics are float64 whatever it is); a dask task of
     tools/run_relu_grid.py. Returns the metrics (T, S, n_tau, n_delta), ``finite`` (S, n_tau, n_delta), the
     ``seeds``, the ``steps`` and ``cpu_seconds`` (this process's CPU time)."""
     from threadpoolctl import threadpool_limits
@@ -74,7 +76,7 @@ def train_grid(settings, seeds, checkpoints) -> dict:
     with threadpool_limits(limits=1):   # one BLAS thread per task: tasks run side by side
         p = problems(settings, seeds)
         res = train_networks(p["X"], p["y"], p["a0"], p["W0"], p["lr"][None], checkpoints, X_test=p["X_test"],
-                             y_test=p["y_test"])
+                             y_test=p["y_test"], dtype=settings_check(settings)["dtype"])
     out = {m: res[m] for m in METRICS}
     out.update(finite=res["finite"], seeds=np.asarray(seeds), steps=res["steps"],
                cpu_seconds=time.process_time() - c0)
