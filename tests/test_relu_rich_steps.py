@@ -150,3 +150,8 @@ def test_stored_readings(small_grid):
     plt.close(fig)
     with pytest.raises(ValueError, match="checkpoints"):
         relu_drawings.stored_heat_rows(G, [11], ["test_loss"], "t")
+    fig = relu_drawings.stored_heat_rows(G, [100], ["test_loss"], "t", statistic="median")
+    assert "seed median" in fig.axes[-1].get_ylabel()   # the colour bar says which statistic is drawn
+    plt.close(fig)
+    with pytest.raises(ValueError, match="statistic"):
+        relu_drawings.stored_heat_rows(G, [100], ["test_loss"], "t", statistic="max")

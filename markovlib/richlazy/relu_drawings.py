@@ -169,9 +169,10 @@ def heat_map(ax, values, taus, deltas, title, cmap, vmin, vmax, log=False):
     return mesh
 
 
-def heat_rows(rows, taus, deltas, labels, suptitle):
+def heat_rows(rows, taus, deltas, labels, suptitle, statistic="seed mean"):
     """Rows of (tau, delta) heat maps: ``rows`` is a list of (name, values (columns, tau, delta), cmap, log), one
-    colour scale per row (over its positive values when ``log``), ``labels`` the column titles. Returns the figure."""
+    colour scale per row (over its positive values when ``log``), ``labels`` the column titles, ``statistic`` what
+    the values are (the colour bars' label). Returns the figure."""
     import matplotlib.pyplot as plt
 
     if not rows or not labels:
@@ -186,7 +187,7 @@ def heat_rows(rows, taus, deltas, labels, suptitle):
         vmin, vmax = (pos.min(), pos.max()) if log else (values.min(), values.max())
         for ax, lab, v in zip(row_axes, labels, values):
             mesh = heat_map(ax, v, taus, deltas, f"{name}, {lab}", cmap, vmin, vmax, log)
-        fig.colorbar(mesh, ax=row_axes.tolist(), label=f"{name} (seed mean)")
+        fig.colorbar(mesh, ax=row_axes.tolist(), label=f"{name} ({statistic})")
     fig.suptitle(suptitle)
     return fig
 
@@ -294,13 +295,18 @@ STORED_ROWS = {"test_loss": ("test loss", "coolwarm", True), "kernel_distance": 
                "train_loss": ("train loss", "coolwarm", True)}
 
 
-def stored_heat_rows(G, checkpoints, metrics, title):
-    """:func:`heat_rows` of a stored grid ``G`` (``relu_checks.load_stored``): the seed means of each metric in
-    ``metrics`` (keys of :data:`STORED_ROWS`) at the stored ``checkpoints``. Returns the figure."""
+def stored_heat_rows(G, checkpoints, metrics, title, statistic="mean"):
+    """:func:`heat_rows` of a stored grid ``G`` (``relu_checks.load_stored``): the seed means (``statistic``
+    "mean") or medians ("median") of each metric in ``metrics`` (keys of :data:`STORED_ROWS`) at the stored
+    ``checkpoints``. Returns the figure."""
     steps = np.asarray(G["steps"])
     if not checkpoints or any(c not in steps for c in checkpoints) or any(m not in STORED_ROWS for m in metrics):
         raise ValueError(f"checkpoints must be stored steps and metrics keys of STORED_ROWS, got {checkpoints!r}, "
                          f"{metrics!r}")
+    if statistic not in ("mean", "median"):
+        raise ValueError(f"statistic must be 'mean' or 'median', got {statistic!r}")
     cols = [int(np.flatnonzero(steps == c)[0]) for c in checkpoints]
-    rows = [(STORED_ROWS[m][0], G[m].mean(axis=1)[cols], *STORED_ROWS[m][1:]) for m in metrics]
-    return heat_rows(rows, G["taus"], G["deltas"], [f"t = {c}" for c in checkpoints], title)
+    reduce = np.mean if statistic == "mean" else np.median
+    rows = [(STORED_ROWS[m][0], reduce(G[m], axis=1)[cols], *STORED_ROWS[m][1:]) for m in metrics]
+    return heat_rows(rows, G["taus"], G["deltas"], [f"t = {c}" for c in checkpoints], title,
+                     statistic=f"seed {statistic}")

@@ -9,13 +9,17 @@ delta) for the grid and (sizes, T, seeds, delta) for the size study.
 - :func:`grid_slice_error`: the first checkpoints of one seed at the grid's corners and centre, re-executed;
 - :func:`grid_counts`: the per-seed claims of Fig. 1(b), 5(b) and 10 over the stored seeds;
 - :func:`sizes_cross_check`: the size study at the grid's size against the grid's own runs at the same tau;
-- :func:`size_study`: the end ranking per size and horizon (:func:`relu_checks.size_ranking`) with its summaries.
+- :func:`size_study`: the end ranking per size and horizon (:func:`relu_checks.size_ranking`) with its summaries;
+- :func:`common_cells_difference` and :func:`end_map`: the end map at the paper's horizon
+  (``book/data/relu_endmap_1e5``, a 5 x 5 subgrid of the grid's (tau, delta) to 10^5 steps) against the other sets,
+  and its end ranking per tau.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..book.formatting import fraction
+from ..book.formatting import fixed, fraction
+from ..book.inference import wilson_interval
 from ..numerics import checks
 from .relu_batch import METRICS
 from .relu_checks import size_ranking, step_index
@@ -191,3 +195,74 @@ def mean_ratio(SZ_long, step) -> float:
     up, bal = int(np.flatnonzero(deltas == deltas.max())[0]), int(np.flatnonzero(deltas == 0)[0])
     TL = SZ_long["test_loss"][0, steps.index(step)]
     return float(TL[:, up].mean() / TL[:, bal].mean())
+
+
+def _as_grid(S) -> dict:
+    """A stored set as a grid: ``S`` itself when it has ``taus``; a size study of one size as a grid of one tau."""
+    if "taus" in S:
+        return S
+    if len(S["sizes"]) != 1:
+        raise ValueError(f"a size study must hold one size to be read as a grid, got {S['sizes'].tolist()}")
+    return dict({m: S[m][0][:, :, None, :] for m in METRICS}, taus=np.array([float(S["tau"])]), deltas=S["deltas"],
+                seeds=S["seeds"], steps=S["steps"])
+
+
+def common_cells_difference(A, B) -> dict:
+    """Two stored sets (grids, or a size study of one size) where they overlap: the (tau, delta) cells both hold
+    (the grids' values equal to 1e-12 relative), their common seeds and checkpoints. Returns ``cross``, the largest
+    difference over every metric, each at its own scale over the overlap (:func:`_at_scale`, scale from ``A``), and
+    the overlap's ``cells``, ``seeds`` and ``checkpoints``. The sets' draws are shared across cells
+    (:func:`relu_networks.student_init`), so the same seed and cell is the same run, whatever grid it was part of."""
+    A, B = _as_grid(A), _as_grid(B)
+
+    def match(a, b):
+        pairs = [(i, j) for i, x in enumerate(a) for j, y in enumerate(b) if np.isclose(x, y, rtol=1e-12, atol=1e-12)]
+        return [i for i, _ in pairs], [j for _, j in pairs]
+
+    (ta, tb), (da, db) = match(A["taus"], B["taus"]), match(A["deltas"], B["deltas"])
+    sa, sb = match(A["seeds"], B["seeds"])
+    ca, cb = match(A["steps"], B["steps"])
+    if not (ta and da and sa) or len(ca) < 2:
+        raise ValueError("the two sets share no cell or seed, or fewer than two checkpoints")
+    pick = lambda S, m, c, s, t, d: S[m][np.ix_(c, s, t, d)]  # noqa: E731
+    cross = max(_at_scale(pick(A, m, ca, sa, ta, da), pick(B, m, cb, sb, tb, db)) for m in METRICS)
+    return dict(cross=cross, cells=len(ta) * len(da), seeds=len(sa), checkpoints=[int(A["steps"][i]) for i in ca])
+
+
+def end_map(EM, level=0.05) -> dict:
+    """The end map ``EM`` (a stored grid) read at its horizon, by the procedure fixed before it was read
+    (book/_drafts/relu_endmap.md): ``median`` (tau, delta) test loss over the seeds; per tau (``rows``, ``verdicts``)
+    the seeds in which upstream (the largest delta) ends below balanced (delta 0), decided where the two-sided Wilson
+    interval at family-wise ``level`` (Bonferroni over the taus) lies on one side of 1/2, with the delta of the
+    lowest median; ``caption``: at the smallest tau, the seeds in which upstream ends lowest of every delta, with its
+    two-sided Wilson interval at ``level`` and ``caption_verdict`` (confirmed: above 1/2, refuted: below);
+    ``best`` (tau, delta) of the lowest median; ``H``, ``n_seeds``."""
+    from statistics import NormalDist
+
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    TL = checks.finite_array("test_loss", EM["test_loss"][-1], ndim=3)   # (seeds, tau, delta)
+    taus, deltas = np.asarray(EM["taus"]), np.asarray(EM["deltas"])
+    zero = np.flatnonzero(deltas == 0)
+    if not zero.size:
+        raise ValueError("the map's deltas must hold 0 (balanced)")
+    up, bal, S = int(deltas.argmax()), int(zero[0]), TL.shape[0]
+    median = np.median(TL, axis=0)
+    z = NormalDist().inv_cdf(1 - level / (2 * len(taus)))
+    rows, verdicts = [], {}
+    for i, tau in enumerate(taus):
+        k = int(np.sum(TL[:, i, up] < TL[:, i, bal]))
+        lo, hi = wilson_interval(k, S, z=z)
+        verdicts[i] = "upstream ends lower" if lo > 0.5 else ("balanced ends lower" if hi < 0.5 else "not decided")
+        rows.append({"tau": fixed(float(tau), 3), "upstream below balanced": fraction(k, S),
+                     f"Wilson ({1 - level / len(taus):.3f})": f"[{fixed(lo, 2)}, {fixed(hi, 2)}]",
+                     "median ratio up / bal": fixed(float(np.median(TL[:, i, up] / TL[:, i, bal])), 2),
+                     "delta of the lowest median": f"{float(deltas[median[i].argmin()]):g}", "verdict": verdicts[i]})
+    i0 = int(taus.argmin())
+    k_cap = int(np.sum(TL[:, i0].argmin(axis=1) == up))
+    lo, hi = wilson_interval(k_cap, S, z=NormalDist().inv_cdf(1 - level / 2))
+    caption_verdict = "confirmed" if lo > 0.5 else ("refuted" if hi < 0.5 else "not decided")
+    best = np.unravel_index(int(median.argmin()), median.shape)
+    return dict(median=median, rows=rows, verdicts=verdicts, caption=fraction(k_cap, S), caption_interval=(lo, hi),
+                caption_verdict=caption_verdict, best=(float(taus[best[0]]), float(deltas[best[1]])),
+                H=int(EM["steps"][-1]), n_seeds=S, up=up, bal=bal)

@@ -1,0 +1,78 @@
+"""relu_stored.end_map and common_cells_difference (issue 36, item 3: the end map at the paper's horizon) on small
+synthetic sets whose answers are counted by hand here."""
+import numpy as np
+import pytest
+
+from markovlib.richlazy import relu_stored
+from markovlib.richlazy.relu_batch import METRICS
+
+TAUS, DELTAS, STEPS = np.array([0.1, 0.3, 1.0]), np.array([-1.0, 0.0, 1.0]), np.array([0, 10, 100])
+
+
+def _grid(test_end, seeds=None):
+    """A stored grid (T, seeds, tau, delta) whose test loss at the horizon is ``test_end`` (seeds, tau, delta)."""
+    test_end = np.asarray(test_end, dtype=float)
+    S = test_end.shape[0]
+    rng = np.random.default_rng(0)
+    G = {m: rng.uniform(0.5, 2.0, (len(STEPS), S, len(TAUS), len(DELTAS))) for m in METRICS}
+    G["test_loss"][-1] = test_end
+    return dict(G, taus=TAUS, deltas=DELTAS, seeds=np.arange(100, 100 + S) if seeds is None else np.asarray(seeds),
+                steps=STEPS)
+
+
+def test_end_map_counts_and_verdicts():
+    S = 10
+    end = np.ones((S, 3, 3))
+    end[:, 0, 2] = 0.5               # tau 0.1: upstream lowest in every seed
+    end[:, 1, 2] = 2.0               # tau 0.3: balanced below upstream in every seed
+    end[:5, 2, 2], end[5:, 2, 2] = 0.9, 1.1  # tau 1: 5/10, not decided
+    r = relu_stored.end_map(_grid(end), level=0.05)
+    assert [row["upstream below balanced"] for row in r["rows"]] == ["10/10", "0/10", "5/10"]
+    assert r["verdicts"] == {0: "upstream ends lower", 1: "balanced ends lower", 2: "not decided"}
+    assert r["caption"] == "10/10" and r["caption_verdict"] == "confirmed"
+    assert r["best"] == (0.1, 1.0) and r["H"] == 100 and r["n_seeds"] == S
+    assert r["rows"][1]["delta of the lowest median"] == "-1"   # ties at 1.0 go to the first delta
+    np.testing.assert_allclose(r["median"], np.median(end, axis=0))
+
+
+def test_end_map_caption_needs_the_lowest_of_every_delta():
+    end = np.ones((10, 3, 3))
+    end[:, 0, 2] = 0.5
+    end[:, 0, 0] = 0.4     # downstream lower still: upstream beats balanced but is not the lowest
+    r = relu_stored.end_map(_grid(end))
+    assert r["verdicts"][0] == "upstream ends lower"
+    assert r["caption"] == "0/10" and r["caption_verdict"] == "refuted"
+
+
+def test_end_map_refuses_bad_input():
+    with pytest.raises(ValueError, match="level"):
+        relu_stored.end_map(_grid(np.ones((10, 3, 3))), level=1.5)
+    G = _grid(np.ones((10, 3, 3)))
+    with pytest.raises(ValueError, match="deltas"):
+        relu_stored.end_map(dict(G, deltas=np.array([-1.0, 0.5, 1.0])))
+
+
+def test_common_cells_difference_finds_the_overlap():
+    A = _grid(np.ones((4, 3, 3)))
+    # B: the middle tau only, two of A's seeds in another order, one more checkpoint
+    B = {m: np.concatenate([A[m][:, [2, 0]][:, :, 1:2], np.zeros((1, 2, 1, 3))]) for m in METRICS}
+    B = dict(B, taus=TAUS[1:2], deltas=DELTAS, seeds=np.array([102, 100]), steps=np.array([0, 10, 100, 1000]))
+    r = relu_stored.common_cells_difference(A, B)
+    assert r["cross"] == 0.0 and r["cells"] == 3 and r["seeds"] == 2 and r["checkpoints"] == [0, 10, 100]
+    B["hamming"] = B["hamming"].copy()
+    B["hamming"][2, 0, 0, 1] *= 1 + 1e-6
+    scale = np.max(A["hamming"][:, [0, 2]][:, :, 1:2])
+    assert relu_stored.common_cells_difference(A, B)["cross"] == pytest.approx(
+        A["hamming"][2, 2, 1, 1] * 1e-6 / scale, rel=1e-6)
+
+
+def test_common_cells_difference_reads_a_size_study_as_one_tau():
+    A = _grid(np.ones((3, 3, 3)))
+    SZ = {m: A[m][:, :, 0][None] for m in METRICS}
+    SZ = dict(SZ, sizes=np.array([[100, 1000]]), tau=np.array(0.1), deltas=DELTAS, seeds=A["seeds"], steps=STEPS)
+    r = relu_stored.common_cells_difference(A, SZ)
+    assert r["cross"] == 0.0 and r["cells"] == 3 and r["seeds"] == 3
+    with pytest.raises(ValueError, match="one size"):
+        relu_stored.common_cells_difference(A, dict(SZ, sizes=np.array([[1, 2], [3, 4]])))
+    with pytest.raises(ValueError, match="share no"):
+        relu_stored.common_cells_difference(A, dict(A, seeds=A["seeds"] + 50))
