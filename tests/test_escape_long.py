@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from markovlib.transformer.escape_drawings import escape_test_figure  # noqa: E402
-from markovlib.transformer.escape_long import LongSet, escape_table, escape_test, rate_test  # noqa: E402
+from markovlib.transformer.escape_long import LongSet, escape_test, kilo, rate_test  # noqa: E402
 
 
 def _set(escapes, horizon=1000, lr=7.0):
@@ -48,7 +48,7 @@ def test_median_not_reached_when_most_runs_are_censored():
     esc = np.array([100.0] * 5 + [np.nan] * 15)
     out = escape_test(_set(esc), {s: 500.0 for s in range(20)})  # integer keys are accepted too
     assert not np.isfinite(out["median"]) and out["escaped"] == 5
-    assert "not reached" in escape_table([out]).iloc[0]["KM median [interval]"]
+    assert kilo(out["median"]) == "not reached"   # what batch1_study's table prints for it
     escape_test_figure([out])
 
 

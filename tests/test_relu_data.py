@@ -153,3 +153,11 @@ def test_the_paper_horizon_set_repeats_the_size_study_and_reads_its_window():
         relu_stored.mean_ratio(L, 12345)
     with pytest.raises(ValueError, match="start < end"):
         relu_stored.still_moving(L, 100000, 50000)
+    import matplotlib.pyplot as plt
+
+    from markovlib.richlazy import relu_drawings
+    fig = relu_drawings.horizon_figure(L, window=(50000, 100000))
+    assert len(fig.axes) == 3 and all(len(ax.lines) == 3 * (len(L["seeds"]) + 1) for ax in fig.axes)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="one size"):
+        relu_drawings.horizon_figure(dict(L, sizes=np.array([[1, 2], [3, 4]])))

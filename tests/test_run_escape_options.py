@@ -76,10 +76,10 @@ def test_a_checkpointed_run_resumes_to_the_same_curve(tmp_path):
     first = Trainer(**cfg, out=tmp_path / "run", progress=False)
     import json as _json
 
-    from markovlib.transformer.escape import _projection
+    from markovlib.transformer.escape import projection
     (tmp_path / "run").mkdir(exist_ok=True)
-    (tmp_path / "run" / "start.json").write_text(_json.dumps(_projection(first, {"eval_loss": 0.0})))
-    first.train(stop_at=20, callback=_projection)
+    (tmp_path / "run" / "start.json").write_text(_json.dumps(projection(first, {"eval_loss": 0.0})))
+    first.train(stop_at=20, callback=projection)
     assert (tmp_path / "run" / "checkpoint.pt").is_file()
     resumed = train_with_energy(cfg, out=tmp_path / "run")
     assert resumed == plain and [r["step"] for r in plain] == [0, 10, 20, 30, 40]

@@ -94,6 +94,13 @@ def jobs(st=None):
             for seed in st["seeds"] for p, q in st["chains"] for opt, lrs in st["lrs"].items() for lr in lrs]
 
 
+def write_run(path, record):
+    """A run's file, written whole or not at all: to a temporary name, then renamed."""
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text(json.dumps(record))
+    tmp.replace(path)
+
+
 def train_one(cfg, path):
     """Train one configuration (unless ``path`` holds its result); return its evaluations (a dask task). With
     ``checkpoint_every`` in ``cfg`` the run keeps its Trainer checkpoint in the folder ``path`` without .json and
@@ -103,9 +110,7 @@ def train_one(cfg, path):
         from markovlib.transformer.escape import train_with_energy
 
         ckpt = path.with_suffix("") if cfg.get("checkpoint_every") else None
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"config": cfg, "evals": train_with_energy(cfg, out=ckpt)}))
-        tmp.replace(path)
+        write_run(path, {"config": cfg, "evals": train_with_energy(cfg, out=ckpt)})
     return json.loads(path.read_text())["evals"]
 
 
@@ -124,9 +129,7 @@ def train_arm(key, seeds, cfg, paths, ckpt):
         evals = run.train(out=ckpt, checkpoint_every=cfg.get("checkpoint_every", 0), progress=True)
         for s, x in zip(seeds, paths):
             if s in evals:
-                tmp = x.with_suffix(".tmp")
-                tmp.write_text(json.dumps({"config": {**cfg, "seed": s, "runner": "seed_batch"}, "evals": evals[s]}))
-                tmp.replace(x)
+                write_run(x, {"config": {**cfg, "seed": s, "runner": "seed_batch"}, "evals": evals[s]})
         Path(ckpt).unlink(missing_ok=True)
     return [json.loads(x.read_text())["evals"] for x in paths]
 

@@ -10,7 +10,8 @@ the regime its sign names (Sec. 3: downstream delta < 0, balanced delta = 0, ups
 metrics at the last step.
 
 The chapter ``grq_relu_rich``'s figures: :func:`heat_rows` (Fig. 1b, Fig. 10), :func:`fig5b_figure` (Fig. 5b),
-:func:`fig1a_figure` (Fig. 1a) and :func:`fig9_figure` (Fig. 9, App. C.1), each returning its figure.
+:func:`fig1a_figure` (Fig. 1a), :func:`fig9_figure` (Fig. 9, App. C.1) and :func:`horizon_figure` (the size study
+to the paper's 10^5 steps), each returning its figure.
 """
 from __future__ import annotations
 
@@ -310,3 +311,33 @@ def stored_heat_rows(G, checkpoints, metrics, title, statistic="mean"):
     rows = [(STORED_ROWS[m][0], reduce(G[m], axis=1)[cols], *STORED_ROWS[m][1:]) for m in metrics]
     return heat_rows(rows, G["taus"], G["deltas"], [f"t = {c}" for c in checkpoints], title,
                      statistic=f"seed {statistic}")
+
+
+HORIZON_PANELS = (("test_loss", "test loss", True), ("train_loss", "train loss", True),
+                  ("kernel_distance", "kernel distance from the initial NTK", False))
+
+
+def horizon_figure(SZ, window=None, title=""):
+    """A size study of one size (``relu_checks.load_stored``: metrics (1, T, seeds, delta)) over its checkpoints after
+    step 0 (log axes): per delta, every seed thin and the seed median thick, for the test loss, the train loss and
+    the kernel distance; ``window`` (start, end) is shaded (Fig. 10's remark). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    steps, deltas = np.asarray(SZ["steps"]), np.asarray(SZ["deltas"])
+    if len(SZ["sizes"]) != 1 or steps.size < 3:
+        raise ValueError(f"SZ must hold one size and at least three checkpoints, got {SZ['sizes'].tolist()}, "
+                         f"{steps.size}")
+    colours = {float(deltas.min()): plotting.LOCAL, 0.0: plotting.SADDLE, float(deltas.max()): plotting.GLOBAL}
+    fig, axes = plt.subplots(1, len(HORIZON_PANELS), figsize=(4.6 * len(HORIZON_PANELS), 3.8), layout="constrained")
+    for ax, (metric, label, log) in zip(axes, HORIZON_PANELS):
+        values = np.asarray(SZ[metric][0], dtype=float)[1:]   # (T - 1, seeds, delta)
+        for j, dl in enumerate(deltas):
+            col = colours.get(float(dl), "0.5")
+            ax.plot(steps[1:], values[:, :, j], color=col, lw=0.5, alpha=0.35)
+            ax.plot(steps[1:], np.median(values[:, :, j], axis=1), color=col, lw=2.2, label=f"delta = {dl:g}")
+        if window is not None:
+            ax.axvspan(*window, color="0.85", zorder=0)
+        ax.set(xscale="log", yscale="log" if log else "linear", xlabel="GD step", ylabel=label)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title)
+    return fig

@@ -28,7 +28,7 @@ OPTIMIZER_ARMS = {
     "adamw": dict(optimizer="adamw", weight_decay=1e-3),
 }
 EVAL_COLUMNS = ("step", "eval_loss", "coefficient_ratio", "e", "w", "energy", "top_fraction_W_1")
-__all__ = ["OPTIMIZER_ARMS", "EVAL_COLUMNS", "escape_config", "train_with_energy", "escape_step"]
+__all__ = ["OPTIMIZER_ARMS", "EVAL_COLUMNS", "escape_config", "projection", "train_with_energy", "escape_step"]
 
 
 def escape_config(p, q, optimizer, lr, seed, steps, *, eval_every=50, length=64, batch=16) -> dict:
@@ -43,7 +43,9 @@ def escape_config(p, q, optimizer, lr, seed, steps, *, eval_every=50, length=64,
                 **OPTIMIZER_ARMS[optimizer])
 
 
-def _projection(trainer, row):
+def projection(trainer, row):
+    """The canonical projection of ``trainer``'s model at an evaluation ``row``: e, w and the energy E(e, w) (Part I,
+    Lemma 1), or None for a row without an evaluation; a run's evaluation columns (train_with_energy, SeedBatchSGD)."""
     from .readout import canonical_scalars
 
     if row.get("eval_loss") is None:
@@ -67,7 +69,7 @@ def train_with_energy(config: dict, out=None) -> list[dict]:
     from .training import Trainer
 
     def keep_evals(trainer, row):
-        extra = _projection(trainer, row)
+        extra = projection(trainer, row)
         if extra is None and trainer.history and trainer.history[-1] is row:
             trainer.history.pop()  # a training row: not needed
         return extra
@@ -81,7 +83,7 @@ def train_with_energy(config: dict, out=None) -> list[dict]:
             start = json.loads((Path(out) / "start.json").read_text())
         else:
             trainer = Trainer(**config, out=out, progress=False)
-            start = _projection(trainer, {"eval_loss": 0.0})  # the initialization: train() evaluates it at step 0
+            start = projection(trainer, {"eval_loss": 0.0})  # the initialization: train() evaluates it at step 0
             if out is not None:
                 Path(out).mkdir(parents=True, exist_ok=True)
                 (Path(out) / "start.json").write_text(json.dumps(start))

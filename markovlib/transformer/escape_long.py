@@ -34,7 +34,7 @@ from .drift_check import DIVERGENCE_NATS
 
 ESCAPE_SETS = {"b1s_lr7": 7.0, "b1s_lr6": 6.0, "b1s_lr5": 5.0, "b1s_lr4": 4.0}  # section 12 of the draft
 __all__ = ["ESCAPE_SETS", "LongSet", "load", "available", "plateau_end", "saddle_crossing", "growth", "initial_drift",
-           "escape_test", "escape_table", "rate_runs", "rate_test", "replay", "batch1_study", "growth_scaling"]
+           "escape_test", "rate_runs", "rate_test", "replay", "batch1_study", "growth_scaling"]
 
 
 @dataclass
@@ -197,23 +197,6 @@ def escape_test(S: LongSet, t_sad_per_seed: dict, band=(0.6, 0.9), alpha=0.05, f
             "escaped_wilson": wilson_interval(k, n), "ratio": med / m,
             "ratio_interval": (med_lo / m, med_hi / m), "spearman": rho,
             "per_seed_ratio": np.where(observed, esc / t_sad, np.nan)}
-
-
-def escape_table(tests) -> pd.DataFrame:
-    """One row per step size: horizon, escaped k/n, the Kaplan-Meier median [interval], the predicted band, the ratio
-    median / m [interval], Spearman's rho (the numbers at the digits that are stable across machines: steps in
-    thousands, ratios to two digits)."""
-    rows = []
-    for t in tests:
-        lo, hi = t["median_interval"]
-        rows.append({"lr": f"{t['lr']:g}", "horizon": kilo(t["horizon"]), "escaped": f"{t['escaped']}/{t['n']}",
-                     "KM median [interval]": f"{kilo(t['median'])} [{kilo(lo)}, {kilo(hi)}]",
-                     "predicted (f t_sad)": f"[{kilo(t['band'][0])}, {kilo(t['band'][1])}]",
-                     "median / m [interval]": (f"{t['ratio']:.2f} [{t['ratio_interval'][0]:.2f}, "
-                                               f"{t['ratio_interval'][1]:.2f}]" if np.isfinite(t["ratio"])
-                                               else "not reached"),
-                     "Spearman(t_sad, escape)": f"{t['spearman']:+.2f}"})
-    return pd.DataFrame(rows)
 
 
 def rate_runs(folder=None) -> pd.DataFrame:

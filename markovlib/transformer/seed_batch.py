@@ -39,7 +39,7 @@ from ..book.progress import progress_bar
 from ..markov.chain import MarkovChain, _geometric_scales, _runs_needed
 from ..numerics import checks
 from .device import TRAIN_STREAM, batch_seed
-from .escape import EVAL_COLUMNS, _projection, escape_config
+from .escape import EVAL_COLUMNS, escape_config, projection
 from .sampling import sample_batch
 
 PARAMETERS = ("embedding", "bias", "positional", "W_Q", "W_K", "W_V", "W_O", "W_1", "W_2")
@@ -166,7 +166,7 @@ class SeedBatchSGD:
                     getattr(tr.model, n).copy_(self.params[n][i])
                 tr.step = self.step
                 row = {"step": self.step, **tr.evaluate()}
-                row.update(_projection(tr, row))
+                row.update(projection(tr, row))
                 self.evals[seed].append({c: row[c] for c in EVAL_COLUMNS})
 
     def _save(self, out):
