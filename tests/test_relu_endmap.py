@@ -76,3 +76,22 @@ def test_common_cells_difference_reads_a_size_study_as_one_tau():
         relu_stored.common_cells_difference(A, dict(SZ, sizes=np.array([[1, 2], [3, 4]])))
     with pytest.raises(ValueError, match="share no"):
         relu_stored.common_cells_difference(A, dict(A, seeds=A["seeds"] + 50))
+
+
+def test_the_kinks_tool_counts_and_refuses_bad_input():
+    """tools/relu_kinks.py (the draft's explanation of the pattern metrics' disagreement): a short run prints its
+    counts; a bad argument is one line on stderr and exit status 2."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    run = lambda *a: subprocess.run([sys.executable, str(root / "tools" / "relu_kinks.py"), *a], env=env,  # noqa: E731
+                                    capture_output=True, text=True, timeout=300)
+    ok = run("--steps", "5")
+    assert ok.returncode == 0 and "of 50000 training pre-activations within 1e-12 of the kink" in ok.stdout
+    for bad in (["--tau", "-1"], ["--steps", "0"]):
+        r = run(*bad)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
