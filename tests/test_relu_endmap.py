@@ -62,8 +62,14 @@ def test_common_cells_difference_finds_the_overlap():
     B["hamming"] = B["hamming"].copy()
     B["hamming"][2, 0, 0, 1] *= 1 + 1e-6
     scale = np.max(A["hamming"][:, [0, 2]][:, :, 1:2])
-    assert relu_stored.common_cells_difference(A, B)["cross"] == pytest.approx(
-        A["hamming"][2, 2, 1, 1] * 1e-6 / scale, rel=1e-6)
+    r = relu_stored.common_cells_difference(A, B)
+    assert r["cross"] == pytest.approx(A["hamming"][2, 2, 1, 1] * 1e-6 / scale, rel=1e-6)
+    at_step, at_delta = r["per_metric"]["hamming"]
+    assert at_step[2] == r["cross"] and at_step[0] == at_step[1] == 0 and at_delta.tolist().index(r["cross"]) == 1
+    assert r["deltas"] == [-1.0, 0.0, 1.0]
+    assert relu_stored.common_cells_difference(A, B, metrics=("test_loss", "train_loss"))["cross"] == 0.0
+    with pytest.raises(ValueError, match="metrics"):
+        relu_stored.common_cells_difference(A, B, metrics=("loss",))
 
 
 def test_common_cells_difference_reads_a_size_study_as_one_tau():

@@ -207,13 +207,16 @@ def _as_grid(S) -> dict:
                 seeds=S["seeds"], steps=S["steps"])
 
 
-def common_cells_difference(A, B) -> dict:
+def common_cells_difference(A, B, metrics=METRICS) -> dict:
     """Two stored sets (grids, or a size study of one size) where they overlap: the (tau, delta) cells both hold
     (the grids' values equal to 1e-12 relative), their common seeds and checkpoints. Returns ``cross``, the largest
-    difference over every metric, each at its own scale over the overlap (:func:`_at_scale`, scale from ``A``), and
-    the overlap's ``cells``, ``seeds`` and ``checkpoints``. The sets' draws are shared across cells
+    difference over ``metrics``, each at its own scale over the overlap (max |a - b| / max |a|, scale from ``A``);
+    ``per_metric`` {metric: (per common checkpoint), (per common delta)} of those scaled differences; the overlap's
+    ``cells``, ``seeds``, ``checkpoints`` and ``deltas``. The sets' draws are shared across cells
     (:func:`relu_networks.student_init`), so the same seed and cell is the same run, whatever grid it was part of."""
     A, B = _as_grid(A), _as_grid(B)
+    if not metrics or any(m not in METRICS for m in metrics):
+        raise ValueError(f"metrics must be a non-empty selection of {list(METRICS)}, got {metrics!r}")
 
     def match(a, b):
         pairs = [(i, j) for i, x in enumerate(a) for j, y in enumerate(b) if np.isclose(x, y, rtol=1e-12, atol=1e-12)]
@@ -224,9 +227,15 @@ def common_cells_difference(A, B) -> dict:
     ca, cb = match(A["steps"], B["steps"])
     if not (ta and da and sa) or len(ca) < 2:
         raise ValueError("the two sets share no cell or seed, or fewer than two checkpoints")
-    pick = lambda S, m, c, s, t, d: S[m][np.ix_(c, s, t, d)]  # noqa: E731
-    cross = max(_at_scale(pick(A, m, ca, sa, ta, da), pick(B, m, cb, sb, tb, db)) for m in METRICS)
-    return dict(cross=cross, cells=len(ta) * len(da), seeds=len(sa), checkpoints=[int(A["steps"][i]) for i in ca])
+    per_metric = {}
+    for m in metrics:
+        a, b = A[m][np.ix_(ca, sa, ta, da)], B[m][np.ix_(cb, sb, tb, db)]
+        scale = float(np.max(np.abs(a)))
+        diff = np.abs(a - b) / scale if scale > 0 else np.abs(a - b)
+        per_metric[m] = (diff.max(axis=(1, 2, 3)), diff.max(axis=(0, 1, 2)))
+    return dict(cross=float(max(v[0].max() for v in per_metric.values())), per_metric=per_metric,
+                cells=len(ta) * len(da), seeds=len(sa), checkpoints=[int(A["steps"][i]) for i in ca],
+                deltas=[float(A["deltas"][i]) for i in da])
 
 
 def end_map(EM, level=0.05) -> dict:
