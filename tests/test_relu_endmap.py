@@ -30,7 +30,15 @@ def test_end_map_counts_and_verdicts():
     assert [row["upstream below balanced"] for row in r["rows"]] == ["10/10", "0/10", "5/10"]
     assert r["verdicts"] == {0: "upstream ends lower", 1: "balanced ends lower", 2: "not decided"}
     assert r["caption"] == "10/10" and r["caption_verdict"] == "confirmed"
-    assert r["best"] == (0.1, 1.0) and r["H"] == 100 and r["n_seeds"] == S
+    assert r["best"] == r["best_mean"] == (0.1, 1.0) and r["H"] == 100 and r["n_seeds"] == S
+    assert r["upstream_half"] == "10/10"
+    # with 10 seeds, Wilson at 1 - 0.05/3 (three taus, z 2.39) decides from 9/10 (lower end 0.52) and 1/10; at 0.95
+    # (z 1.96) too; with five taus (z 2.58, the stored map's family) only 10/10 and 0/10 decide (9/10: 0.49)
+    assert r["deciding"] == (9, 1) and r["caption_deciding"] == (9, 1)
+    five = dict(_grid(end), taus=np.array([0.1, 0.2, 0.3, 0.5, 1.0]))
+    five["test_loss"] = np.concatenate([five["test_loss"], five["test_loss"][:, :, :2]], axis=2)
+    assert relu_stored.end_map(five)["deciding"] == (10, 0)
+    assert relu_stored.end_map(_grid(end[:4]))["deciding"] == (None, None)   # four seeds: no count decides
     assert r["rows"][1]["delta of the lowest median"] == "-1"   # ties at 1.0 go to the first delta
     np.testing.assert_allclose(r["median"], np.median(end, axis=0))
 
@@ -42,6 +50,16 @@ def test_end_map_caption_needs_the_lowest_of_every_delta():
     r = relu_stored.end_map(_grid(end))
     assert r["verdicts"][0] == "upstream ends lower"
     assert r["caption"] == "0/10" and r["caption_verdict"] == "refuted"
+    assert r["upstream_half"] == "0/10"
+
+
+def test_end_map_median_and_mean_can_disagree():
+    end = np.ones((10, 3, 3))
+    end[:, 0, 2] = 0.5
+    end[0, 0, 2] = 100.0     # one seed far off: the mean of upstream is no longer the lowest, the median is
+    r = relu_stored.end_map(_grid(end))
+    assert r["best"] == (0.1, 1.0) and r["best_mean"] != (0.1, 1.0)
+    np.testing.assert_allclose(r["mean"], end.mean(axis=0))
 
 
 def test_end_map_refuses_bad_input():

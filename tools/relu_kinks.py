@@ -3,7 +3,9 @@ map's cross-check; book/_drafts/relu_endmap.md): trains one network of the paper
 for --steps full-batch float64 GD steps, then counts the training pre-activations w_k . x_i within --eps of the kink
 and those whose sign differs between two summation orders of the same product (X @ W.T and einsum).
 
-    python tools/relu_kinks.py --seed 100 --tau 0.1 --delta 1 --steps 50000      # about 35 CPU seconds
+    python tools/relu_kinks.py --seed 100 --tau 0.1 --delta 1 --steps 50000      # about 35 s on an idle core
+
+One BLAS thread (threadpoolctl), as the grid's tasks.
 """
 from __future__ import annotations
 
@@ -32,8 +34,11 @@ def main(argv=None) -> int:
     except ValueError as exc:
         print(f"relu_kinks: {exc}", file=sys.stderr)
         return 2
-    r = train_networks(p["X"], p["y"], p["a0"], p["W0"], p["lr"][None], [0, args.steps], X_test=p["X_test"],
-                       y_test=p["y_test"], keep_weights=True)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        r = train_networks(p["X"], p["y"], p["a0"], p["W0"], p["lr"][None], [0, args.steps], X_test=p["X_test"],
+                           y_test=p["y_test"], keep_weights=True)
     W, X = r["W_t"][-1, 0, 0, 0], p["X"][0]
     Z1, Z2 = X @ W.T, np.einsum("nd,hd->nh", X, W, optimize=False)
     print(f"seed {args.seed}, tau {args.tau:g}, delta {args.delta:g}, {args.steps} steps: test loss "

@@ -244,8 +244,11 @@ def end_map(EM, level=0.05) -> dict:
     the seeds in which upstream (the largest delta) ends below balanced (delta 0), decided where the two-sided Wilson
     interval at family-wise ``level`` (Bonferroni over the taus) lies on one side of 1/2, with the delta of the
     lowest median; ``caption``: at the smallest tau, the seeds in which upstream ends lowest of every delta, with its
-    two-sided Wilson interval at ``level`` and ``caption_verdict`` (confirmed: above 1/2, refuted: below);
-    ``best`` (tau, delta) of the lowest median; ``H``, ``n_seeds``."""
+    two-sided Wilson interval at ``level`` and ``caption_verdict`` (confirmed: above 1/2, refuted: below); read
+    after the data, ``upstream_half``: the seeds whose lowest delta at the smallest tau is > 0; ``best`` and
+    ``best_mean`` (tau, delta) of the lowest median and seed mean (the paper's figures plot means), ``mean``;
+    ``deciding`` and ``caption_deciding``: (the smallest count that decides above 1/2, the largest below; None
+    where no count can) at the two levels; ``H``, ``n_seeds``."""
     from statistics import NormalDist
 
     if not 0 < level < 1:
@@ -268,10 +271,19 @@ def end_map(EM, level=0.05) -> dict:
                      "median ratio up / bal": fixed(float(np.median(TL[:, i, up] / TL[:, i, bal])), 2),
                      "delta of the lowest median": f"{float(deltas[median[i].argmin()]):g}", "verdict": verdicts[i]})
     i0 = int(taus.argmin())
-    k_cap = int(np.sum(TL[:, i0].argmin(axis=1) == up))
-    lo, hi = wilson_interval(k_cap, S, z=NormalDist().inv_cdf(1 - level / 2))
+    lowest = TL[:, i0].argmin(axis=1)
+    k_cap = int(np.sum(lowest == up))
+    z_cap = NormalDist().inv_cdf(1 - level / 2)
+    lo, hi = wilson_interval(k_cap, S, z=z_cap)
     caption_verdict = "confirmed" if lo > 0.5 else ("refuted" if hi < 0.5 else "not decided")
-    best = np.unravel_index(int(median.argmin()), median.shape)
-    return dict(median=median, rows=rows, verdicts=verdicts, caption=fraction(k_cap, S), caption_interval=(lo, hi),
-                caption_verdict=caption_verdict, best=(float(taus[best[0]]), float(deltas[best[1]])),
-                H=int(EM["steps"][-1]), n_seeds=S, up=up, bal=bal)
+    mean = TL.mean(axis=0)
+    best, best_mean = (np.unravel_index(int(v.argmin()), v.shape) for v in (median, mean))
+    # the counts that can decide with S seeds: the smallest k whose interval lies above 1/2, the largest below
+    decide = lambda z: (min((k for k in range(S + 1) if wilson_interval(k, S, z=z)[0] > 0.5), default=None),  # noqa: E731
+                        max((k for k in range(S + 1) if wilson_interval(k, S, z=z)[1] < 0.5), default=None))
+    return dict(median=median, mean=mean, rows=rows, verdicts=verdicts, caption=fraction(k_cap, S),
+                caption_interval=(lo, hi), caption_verdict=caption_verdict,
+                upstream_half=fraction(int(np.sum(deltas[lowest] > 0)), S),
+                best=(float(taus[best[0]]), float(deltas[best[1]])),
+                best_mean=(float(taus[best_mean[0]]), float(deltas[best_mean[1]])),
+                deciding=decide(z), caption_deciding=decide(z_cap), H=int(EM["steps"][-1]), n_seeds=S, up=up, bal=bal)

@@ -28,6 +28,8 @@ SPEC = params.declare(
     grid_slice_steps=params.Int(10, 100, why="the first checkpoints of the stored grid"),
     grid_slice_factor=params.Real(2.0, 1000.0, why="a margin over the measured effect of one rounding unit"),
     stored_cross_tol=params.Real(0.0, 1e-10, why="a rounding tolerance (the two stored sets were bit-identical)"),
+    float32_rule=params.Real(1e-3, 1e-3, why="the rule registered before the float32 runs; the decision it made is "
+                                              "stored (book/data/relu_float32_check)"),
     endmap_level=params.Real(0.001, 0.1, why="a family-wise level; at 0.1 and above a verdict over 10 seeds means "
                                              "little"),
     cons_d=params.Int(4, 5, why="claims 1 and 2's range"), cons_n=params.Int(15, 20, why="claims 1 and 2's range"),
