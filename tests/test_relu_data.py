@@ -161,3 +161,24 @@ def test_the_paper_horizon_set_repeats_the_size_study_and_reads_its_window():
     plt.close(fig)
     with pytest.raises(ValueError, match="one size"):
         relu_drawings.horizon_figure(dict(L, sizes=np.array([[1, 2], [3, 4]])))
+
+
+def test_the_end_map_is_complete_and_repeats_the_other_sets():
+    """relu_endmap_1e5 (issue 36): 5 x 5 cells of the paper's grid, 10 seeds, to 10^5 steps in float64; its cells
+    repeat the stored grid over its 1000 steps (every metric) and the 10^5-step size study (the losses and the
+    parameter distance; the kernel and Hamming distances of upstream differ at kinks, book/_drafts/relu_endmap.md)."""
+    from markovlib.book.stored import data_dir
+    from markovlib.richlazy import relu_checks, relu_stored
+
+    EM, manifest = relu_checks.load_stored(data_dir("relu_endmap_1e5"), "grid.npz")
+    assert EM["test_loss"].shape[1:] == (10, 5, 5) and int(EM["steps"][-1]) == 100_000
+    assert manifest["settings"]["dtype"] == "float64" and manifest["provenance"]["complete"]
+    np.testing.assert_array_equal(EM["taus"], np.logspace(-1, 0.3, 17)[::4])
+    G, _ = relu_checks.load_stored(data_dir("relu_grid"), "grid.npz")
+    L, _ = relu_checks.load_stored(data_dir("relu_sizes_1e5"), "sizes.npz")
+    assert relu_stored.common_cells_difference(EM, G)["cross"] < 1e-12
+    weights = relu_stored.common_cells_difference(EM, L, metrics=("train_loss", "test_loss", "param_distance"))
+    assert weights["cross"] < 1e-12 and weights["seeds"] == 10 and weights["cells"] == 3
+    end = relu_stored.end_map(EM)
+    TL = EM["test_loss"][-1]
+    assert end["caption"] == f"{int(np.sum(TL[:, 0].argmin(axis=1) == 4))}/10"
