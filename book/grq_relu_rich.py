@@ -35,8 +35,8 @@
 #    the largest $\tau$ stays lazy (kernel distance {glue:text}`kd_lazy`) ([Sec. 3](#sec-grq-relu-rich-fig1b)).
 # 4. Reduced, upstream does not end lowest (below balanced in {glue:text}`end_up_below_bal` seeds). At the paper's
 #    size and horizon ({glue:text}`l_H` steps) the size study reads "{glue:text}`l_verdict`"; on a $5\times5$ end
-#    map, upstream lowest at the smallest $\tau$: "{glue:text}`em_caption_verdict`" ({glue:text}`em_caption` seeds)
-#    ([Sec. 7](#grq-endmap)).
+#    map, upstream lowest at the smallest $\tau$: "{glue:text}`em_caption_verdict`" ({glue:text}`em_caption` seeds;
+#    an upstream $\delta$ in {glue:text}`em_upstream_half`) ([Sec. 7](#grq-endmap)).
 # 5. Fig. 5(b) ({prf:ref}`grq-fig-5`): upstream changes more activation patterns while moving less than downstream
 #    ({glue:text}`fig5_count`); in $d = 2$ its directions turn, downstream ones stay ({glue:text}`fig1a_count`)
 #    ([Sec. 4](#sec-grq-relu-rich-fig5b), [Sec. 5](#sec-grq-relu-rich-fig1a)).
@@ -975,21 +975,23 @@ _ = glue("l_move_train_loss", fixed(min(moving["train_loss"]), 2))
 # [small $\tau$, large $\delta$] also leads to the smallest test loss". `tools/run_relu_grid.py grid --n-tau 5
 # --n-delta 5 --seeds 100-109 --steps 100000` ran the paper's size to the paper's $10^5$ steps on every fourth $\tau$
 # and $\delta$ of its $17\times17$ grid, {glue:text}`em_seeds` seeds (`book/data/relu_endmap_1e5`, with its
-# manifest; {glue:text}`em_cpu` CPU hours). How it is read was fixed before any of it was (`book/_drafts/relu_endmap.md`):
+# manifest; {glue:text}`em_cpu` CPU hours). How it is read was fixed before any of it was read
+# (`book/_drafts/relu_endmap.md`), except the readings marked "read after the data":
 #
 # - per $\tau$, the seeds in which upstream ($\delta = 1$) ends below balanced ($\delta = 0$), decided where the
 #   two-sided Wilson interval at family-wise `endmap_level` (Bonferroni over the $\tau$) lies on one side of $1/2$;
 # - the caption, at the smallest $\tau$: the seeds in which upstream ends lowest of every $\delta$, "confirmed" if
-#   the Wilson interval at `endmap_level` lies above $1/2$, "refuted" if below.
+#   the Wilson interval at `endmap_level` as a single test (no Bonferroni) lies above $1/2$, "refuted" if below.
 #
-# Two things were known when this was written. The cells $\tau = 0.1$, $\delta \in \{-1, 0, 1\}$ are the size
+# Two things were known before the map was complete (noted in the draft's review notes). The cells $\tau = 0.1$, $\delta \in \{-1, 0, 1\}$ are the size
 # study's runs of the same seeds (the same seed gives the same draws whatever the grid), read before; so the first
 # reading at the smallest $\tau$ repeats that study's evidence on a subset of its seeds and adds nothing. And with
 # this many seeds only a few counts can decide at all (printed with the verdicts below).
 #
 # First, the arithmetic. float32 would halve the cost, so the draft fixed a rule before trying it: float32 only if a
 # float32 run of two seeds of the size study's setting ($\tau = 0.1$, the grid's largest step) keeps its test loss
-# within `float32_rule` of the stored float64 runs at every checkpoint (`book/data/relu_float32_check`).
+# within `float32_rule` of the stored float64 runs, and the sign of upstream minus balanced, at every checkpoint
+# (`book/data/relu_float32_check`).
 
 # %%
 F32, f32_manifest = relu_checks.load_stored(stored.data_dir("relu_float32_check"), "sizes.npz")
@@ -1050,8 +1052,8 @@ assert em_broken and set(em_broken) <= {"kernel_distance", "hamming"} and em_vs_
 # The first two comparisons were registered, and the second fails: from step {glue:text}`em_break_step` on, the
 # kernel and Hamming distances at $\delta =$ {glue:text}`em_break_deltas` differ by up to {glue:text}`em_long_diff`
 # of their scale, while the losses and the parameter distance agree to rounding over all $10^5$ steps. The draft
-# traces this with `tools/relu_kinks.py`: training drives some training points onto kinks, where a pre-activation is
-# zero up to rounding. Its sign, and with it the activation pattern, then depends on the order in which the product is
+# traces this with `tools/relu_kinks.py`, at $\delta = 1$ only (the other $\delta$ are assumed to follow the same
+# mechanism): training drives some training points onto kinks, where a pre-activation is zero up to rounding. Its sign, and with it the activation pattern, then depends on the order in which the product is
 # summed, which the two invocations' batchings change. The third comparison was chosen after that reading. The map's
 # claims read the test loss only.
 
@@ -1118,6 +1120,7 @@ for key, text in dict(em_H=END["H"], em_small_count=END["rows"][i_small]["upstre
                       em_caption_refuting=seeds_text(END["caption_deciding"][1]),
                       em_verdicts="; ".join(f"{row['tau']}: {END['verdicts'][i]} ({row['upstream below balanced']})"
                                             for i, row in enumerate(END["rows"])),
+                      em_small_means=", ".join(f"{END['mean'][i_small, j]:.2e}" for j in (2, 3, 4)),
                       em_best=fmt_cell(END["best"]), em_best_mean=fmt_cell(END["best_mean"])).items():
     glue(key, str(text))
 
@@ -1132,7 +1135,9 @@ for key, text in dict(em_H=END["H"], em_small_count=END["rows"][i_small]["upstre
 # {glue:text}`em_caption_refuting` or fewer to be refuted). Read after the data: the lowest $\delta$ at the smallest
 # $\tau$ is an upstream one ($\delta > 0$) in {glue:text}`em_upstream_half` seeds. Per $\tau$:
 # {glue:text}`em_verdicts`. The cell with the lowest median test loss over the map is {glue:text}`em_best`; with the
-# lowest seed mean, which the paper's figures plot, {glue:text}`em_best_mean`.
+# lowest seed mean, which the paper's figures plot, {glue:text}`em_best_mean`. The seed
+# means at the smallest $\tau$ are close ({glue:text}`em_small_means` for $\delta = 0, 0.5, 1$), so that order rests
+# on a few seeds.
 
 # %% [markdown]
 # ## Running the paper's grid yourself
